@@ -1,0 +1,182 @@
+"""Typed, frozen models of the required-endpoint matrix and of what the resolver produces.
+
+Field semantics are in DESIGN.md ("Matrix semantics"); docs/MATRIX.md shows them applied.
+"""
+from __future__ import annotations
+
+from typing import Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .addresses import DestinationKind, PortRange
+
+Protocol = Literal["http", "https", "tcp", "udp"]
+Level = Literal["required", "recommended", "optional"]
+Role = Literal["nodes", "control-plane", "seed", "bastion", "workstation"]
+CloudVariant = Literal["azure-public", "azure-china", "azure-usgov"]
+NodeOs = Literal["ubuntu", "azurelinux", "flatcar", "windows", "rhel", "rhcos"]
+
+PROTOCOLS: tuple[str, ...] = ("http", "https", "tcp", "udp")
+LEVELS: tuple[str, ...] = ("required", "recommended", "optional")
+ROLES: tuple[str, ...] = ("nodes", "control-plane", "seed", "bastion", "workstation")
+CLOUD_VARIANTS: tuple[str, ...] = ("azure-public", "azure-china", "azure-usgov")
+NODE_OSES: tuple[str, ...] = ("ubuntu", "azurelinux", "flatcar", "windows", "rhel", "rhcos")
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+SLUG = r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+PortItem = Union[int, str]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Source(Strict):
+    """A document entries cite: a seed (by file name) or a public document beyond the seeds."""
+
+    doc: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    url: Optional[str] = None
+
+
+class Citation(Strict):
+    source: str = Field(min_length=1)
+    section: str = Field(min_length=1)
+
+
+class Conditions(Strict):
+    """When an entry applies. Every field that is set must hold (all-of); unset fields do not constrain."""
+
+    private_cluster: Optional[bool] = None
+    konnectivity: Optional[bool] = None
+    offline: Optional[bool] = None
+    custom_dns: Optional[bool] = None
+    node_os: Optional[tuple[NodeOs, ...]] = None  # any of these node OSes is in the stack
+    features: tuple[str, ...] = ()  # further features that must all be enabled
+    ibm_registry_region: Optional[str] = None
+
+    def describe(self) -> list[str]:
+        parts: list[str] = []
+        for flag in ("private_cluster", "konnectivity", "offline", "custom_dns"):
+            value = getattr(self, flag)
+            if value is not None:
+                parts.append(f"{flag.replace('_', '-')}={'yes' if value else 'no'}")
+        if self.node_os:
+            parts.append("node-os in " + "/".join(self.node_os))
+        for feature in self.features:
+            parts.append(f"feature {feature}")
+        if self.ibm_registry_region:
+            parts.append(f"registry region {self.ibm_registry_region}")
+        return parts
+
+
+class Alternative(Strict):
+    """An equivalent destination offered by the same row ("... or AzureCloud.<region>:1194 ...")."""
+
+    destination: str = Field(min_length=1)
+    kind: Optional[DestinationKind] = None
+    protocol: Optional[Protocol] = None
+    ports: Optional[tuple[PortItem, ...]] = None
+    note: Optional[str] = None
+
+
+class Entry(Strict):
+    id: str = Field(pattern=SLUG)
+    platform: str = Field(pattern=SLUG)
+    variant: Optional[CloudVariant] = None
+    feature: Optional[str] = Field(default=None, pattern=SLUG)
+    level: Level
+    role: Role
+    destination: str = Field(min_length=1)
+    kind: Optional[DestinationKind] = None
+    protocol: Protocol
+    ports: tuple[PortItem, ...] = ()
+    when: Conditions = Conditions()
+    alternatives: tuple[Alternative, ...] = ()
+    purpose: str = Field(min_length=1)
+    citation: Citation
+    images: tuple[str, ...] = ()
+    note: Optional[str] = None
+
+
+class ImpliedHost(Strict):
+    destination: str = Field(min_length=1)
+    kind: Optional[DestinationKind] = None
+    protocol: Protocol = "https"
+    ports: tuple[PortItem, ...] = ()
+    purpose: str = Field(min_length=1)
+    citation: Citation
+    note: Optional[str] = None
+
+
+class HostExpansion(Strict):
+    """The further hosts a pull from a registry (or a download from a host) really touches."""
+
+    host: str = Field(min_length=1)
+    implies: tuple[ImpliedHost, ...] = ()
+    note: Optional[str] = None
+    citation: Citation
+
+
+class AzureLocation(Strict):
+    name: str = Field(pattern=r"^[a-z0-9]+$")
+    service_tag: Optional[str] = Field(default=None, pattern=r"^[a-z0-9]+$")
+
+
+class Catalog(Strict):
+    """The whole validated matrix."""
+
+    sources: dict[str, Source]
+    features: dict[str, str]
+    platforms: dict[str, str]
+    entries: tuple[Entry, ...]
+    expansions: tuple[HostExpansion, ...]
+    azure_locations: dict[str, tuple[AzureLocation, ...]]  # cloud variant -> locations
+    azure_locations_citation: tuple[Citation, ...] = ()
+
+    def entry(self, entry_id: str) -> Entry:
+        for entry in self.entries:
+            if entry.id == entry_id:
+                return entry
+        raise KeyError(entry_id)
+
+    def service_tag_region(self, cloud: str, location: str) -> str | None:
+        for candidate in self.azure_locations.get(cloud, ()):
+            if candidate.name == location:
+                return candidate.service_tag or candidate.name
+        return None
+
+
+class ResolvedAlternative(Strict):
+    kind: DestinationKind
+    destinations: tuple[str, ...]
+    protocol: Protocol
+    ports: tuple[PortRange, ...]
+    note: Optional[str] = None
+
+
+class Requirement(Strict):
+    """One concrete flow the stack needs: who opens it, to where, how."""
+
+    role: Role
+    destination: str
+    kind: DestinationKind
+    protocol: Protocol
+    ports: tuple[PortRange, ...]
+    level: Level
+    purposes: tuple[str, ...]
+    entry_ids: tuple[str, ...]
+    citations: tuple[tuple[str, str], ...]  # (doc, section)
+    platforms: tuple[str, ...]
+    paths: tuple[str, ...] = ()  # for URL entries: the download paths behind this host, for documentation
+    images: tuple[str, ...] = ()
+    via: tuple[str, ...] = ()  # for implied hosts: "<host> (from <entry id>)"
+    alternatives: tuple[ResolvedAlternative, ...] = ()  # every resolvable option, narrowest first
+    chosen: Optional[str] = None  # why this destination was picked, when there were alternatives
+    sources: tuple[str, ...] = ()  # the role's source CIDRs from the stack
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        from .addresses import format_ports
+
+        return (self.role, self.destination, self.protocol, format_ports(self.ports))

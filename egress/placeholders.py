@@ -1,0 +1,81 @@
+"""Placeholders a matrix entry may use, written ``{name}``, and where each gets its value.
+
+A placeholder the stack does not fill is an error when the entry applies, never a silent literal: the
+resolver reports it with the stack key to set. ``sample`` is used to validate destinations at load time.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Literal
+
+if TYPE_CHECKING:
+    from .models import Catalog
+    from .profile import Profile
+
+PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    name: str
+    kind: Literal["label", "ip", "cidr", "host", "port"]
+    stack_key: str  # the egress-matrix:<key> that fills it
+    description: str
+    sample: str
+    values: Callable[["Profile", "Catalog"], tuple[str, ...]]
+
+
+def _one(value: object) -> tuple[str, ...]:
+    return () if value is None else (str(value),)
+
+
+def _service_tag_region(profile: "Profile", catalog: "Catalog") -> tuple[str, ...]:
+    if profile.cloud is None or profile.location is None:
+        return ()
+    return _one(catalog.service_tag_region(profile.cloud, profile.location))
+
+
+PLACEHOLDERS: dict[str, Placeholder] = {
+    p.name: p
+    for p in (
+        Placeholder("location", "label", "location", "Azure location (region) of the cluster", "westeurope",
+                    lambda p, c: _one(p.location)),
+        Placeholder("service_tag_region", "label", "location",
+                    "the region part of Azure regional service tags (differs from the location for some regions)",
+                    "westeurope", _service_tag_region),
+        Placeholder("aws_region", "label", "awsRegion", "AWS region", "eu-central-1", lambda p, c: _one(p.aws_region)),
+        Placeholder("ibm_region", "label", "ibmRegion", "IBM Cloud region", "us-south", lambda p, c: _one(p.ibm_region)),
+        Placeholder("api_server_ip", "ip", "apiServerIp", "public IP of the API server (known after creation)", "192.0.2.1",
+                    lambda p, c: _one(p.api_server_ip)),
+        Placeholder("region_cidrs", "cidr", "regionCidrs", "the Azure region's CIDRs", "192.0.2.0/24",
+                    lambda p, c: p.region_cidrs),
+        Placeholder("custom_dns_ip", "ip", "customDnsIps", "custom DNS server IPs", "192.0.2.53",
+                    lambda p, c: p.custom_dns_ips),
+        Placeholder("cluster_name", "label", "clusterName", "cluster name", "demo", lambda p, c: _one(p.cluster_name)),
+        Placeholder("base_domain", "host", "baseDomain", "cluster base domain", "example.com",
+                    lambda p, c: _one(p.base_domain)),
+        Placeholder("vsphere_endpoint", "host", "vsphereEndpoints", "vCenter API hosts", "vcenter.example.com",
+                    lambda p, c: p.vsphere_endpoints),
+        Placeholder("ibm_master_ip", "ip", "ibmMasterIp", "IP of the IBM cluster master URL", "192.0.2.2",
+                    lambda p, c: _one(p.ibm_master_ip)),
+        Placeholder("ibm_etcd_port", "port", "ibmEtcdPort", "etcd port of the IBM cluster master", "30001",
+                    lambda p, c: _one(p.ibm_etcd_port)),
+        Placeholder("offline_registry_host", "host", "offlineRegistry", "host of the private registry mirror",
+                    "registry.example.com", lambda p, c: _one(p.offline_registry_host)),
+        Placeholder("offline_registry_port", "port", "offlineRegistry", "port of the private registry mirror", "5000",
+                    lambda p, c: _one(p.offline_registry_port)),
+    )
+}
+
+
+def names_in(text: str) -> list[str]:
+    return PLACEHOLDER.findall(text)
+
+
+def substitute(text: str, values: dict[str, str]) -> str:
+    return PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
+
+
+def with_samples(text: str) -> str:
+    return PLACEHOLDER.sub(lambda m: PLACEHOLDERS[m.group(1)].sample, text)

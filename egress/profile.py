@@ -1,0 +1,243 @@
+"""The stack profile: what one environment needs, read from ``stacks/Pulumi.<stack>.yaml``.
+
+Every setting is a Pulumi project config key in the project's namespace (``egress-matrix:<key>``) and is
+declared with its type in ``Pulumi.yaml``; a test keeps the two in step. Pulumi project config supports only
+string, boolean, integer and array types, so the role -> source CIDRs map is one array key per role.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .addresses import AddressError, parse_cidr, parse_fqdn, parse_ip
+from .errors import ProfileError
+from .models import CloudVariant, Level, NodeOs
+
+PROJECT = "egress-matrix"
+
+ROLE_SOURCE_KEYS = {
+    "nodes": "nodeSources",
+    "control-plane": "controlPlaneSources",
+    "seed": "seedSources",
+    "bastion": "bastionSources",
+    "workstation": "workstationSources",
+}
+
+
+def _cidr_list(values: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        parse_cidr(value)
+    return values
+
+
+class Profile(BaseModel):
+    """A stack's settings. Field descriptions are the documentation shown in Pulumi.yaml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    platforms: tuple[str, ...] = Field(alias="platforms", min_length=1, description="Platforms this stack runs (matrix/<platform>.yaml).")
+    cloud: Optional[CloudVariant] = Field(None, alias="cloud", description="Azure cloud for AKS: azure-public, azure-china or azure-usgov.")
+    location: Optional[str] = Field(None, alias="location", description="Azure location of the AKS cluster, e.g. westeurope.")
+    aws_region: Optional[str] = Field(None, alias="awsRegion", pattern=r"^[a-z]{2}(-[a-z]+)+-\d$", description="AWS region the KKP seed manages, e.g. eu-central-1.")
+    ibm_region: Optional[str] = Field(None, alias="ibmRegion", pattern=r"^[a-z]{2}-[a-z]+$", description="IBM Cloud region of the cluster, e.g. us-south.")
+    ibm_registry_regions: tuple[str, ...] = Field((), alias="ibmRegistryRegions", description="IBM Cloud Container Registry regions the workstations use (global, us-south, ...).")
+    ibm_master_ip: Optional[str] = Field(None, alias="ibmMasterIp", description="IP of the IBM cluster master URL (for calicoctl).")
+    ibm_etcd_port: Optional[int] = Field(None, alias="ibmEtcdPort", ge=1, le=65535, description="etcd port of the IBM cluster master (kubectl get cm -n kube-system cluster-info).")
+    features: tuple[str, ...] = Field((), alias="features", description="Enabled features and add-ons (see docs/MATRIX.md).")
+    node_os: tuple[NodeOs, ...] = Field(("ubuntu",), alias="nodeOs", description="Node operating systems in the cluster.")
+    private_cluster: bool = Field(False, alias="privateCluster", description="The API server is reachable only privately.")
+    konnectivity: bool = Field(True, alias="konnectivity", description="Nodes reach the control plane through konnectivity (AKS default).")
+    offline_registry: Optional[str] = Field(None, alias="offlineRegistry", description="host:port of the private registry mirror that replaces the public registries (KKP offline mode).")
+    custom_dns_ips: tuple[str, ...] = Field((), alias="customDnsIps", description="Custom DNS server IPs the nodes use.")
+    api_server_ip: Optional[str] = Field(None, alias="apiServerIp", description="Public IP of the API server, when known.")
+    region_cidrs: tuple[str, ...] = Field((), alias="regionCidrs", description="The Azure region's CIDRs, if you prefer them to the AzureCloud service tag.")
+    cluster_name: Optional[str] = Field(None, alias="clusterName", description="Cluster name (OpenShift api-int host).")
+    base_domain: Optional[str] = Field(None, alias="baseDomain", description="Cluster base domain (OpenShift).")
+    service_cidrs: tuple[str, ...] = Field((), alias="serviceCidrs", description="Service network CIDRs.")
+    pod_cidrs: tuple[str, ...] = Field((), alias="podCidrs", description="Pod (cluster) network CIDRs.")
+    machine_cidrs: tuple[str, ...] = Field((), alias="machineCidrs", description="Machine (node) network CIDRs.")
+    vsphere_endpoints: tuple[str, ...] = Field((), alias="vsphereEndpoints", description="vCenter API hosts the KKP seed manages.")
+    levels: tuple[Level, ...] = Field(("required", "recommended"), alias="levels", min_length=1, description="Requirement levels to include.")
+    node_sources: tuple[str, ...] = Field((), alias="nodeSources", description="Source CIDRs of the role 'nodes'.")
+    control_plane_sources: tuple[str, ...] = Field((), alias="controlPlaneSources", description="Source CIDRs of the role 'control-plane'.")
+    seed_sources: tuple[str, ...] = Field((), alias="seedSources", description="Source CIDRs of the role 'seed'.")
+    bastion_sources: tuple[str, ...] = Field((), alias="bastionSources", description="Source CIDRs of the role 'bastion'.")
+    workstation_sources: tuple[str, ...] = Field((), alias="workstationSources", description="Source CIDRs of the role 'workstation'.")
+
+    @field_validator("service_cidrs", "pod_cidrs", "machine_cidrs", "region_cidrs", "node_sources",
+                     "control_plane_sources", "seed_sources", "bastion_sources", "workstation_sources")
+    @classmethod
+    def _cidrs(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        return _cidr_list(values)
+
+    @field_validator("custom_dns_ips")
+    @classmethod
+    def _ips(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            parse_ip(value)
+        return values
+
+    @field_validator("api_server_ip", "ibm_master_ip")
+    @classmethod
+    def _ip(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None:
+            parse_ip(value)
+        return value
+
+    @field_validator("vsphere_endpoints")
+    @classmethod
+    def _hosts(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            _parse_host(value)
+        return values
+
+    @field_validator("offline_registry")
+    @classmethod
+    def _registry(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None:
+            _split_host_port(value)
+        return value
+
+    # -- derived values -------------------------------------------------------------------------
+    def role_sources(self, role: str) -> tuple[str, ...]:
+        return getattr(self, _attr_of(ROLE_SOURCE_KEYS[role]))
+
+    @property
+    def offline(self) -> bool:
+        return self.offline_registry is not None
+
+    @property
+    def custom_dns(self) -> bool:
+        return bool(self.custom_dns_ips)
+
+    @property
+    def offline_registry_host(self) -> Optional[str]:
+        return _split_host_port(self.offline_registry)[0] if self.offline_registry else None
+
+    @property
+    def offline_registry_port(self) -> Optional[int]:
+        return _split_host_port(self.offline_registry)[1] if self.offline_registry else None
+
+
+def _parse_host(value: str) -> str:
+    try:
+        parse_ip(value)
+        return value
+    except AddressError:
+        return parse_fqdn(value)
+
+
+def _split_host_port(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise AddressError(f"'{value}' is not host:port", "write e.g. '172.20.0.2:5000' or 'registry.example.com:443'")
+    number = int(port)
+    if not 1 <= number <= 65535:
+        raise AddressError(f"port {number} is outside 1-65535", "write a port between 1 and 65535")
+    _parse_host(host)
+    return host, number
+
+
+def config_keys() -> dict[str, dict[str, Any]]:
+    """Key -> Pulumi project config declaration (type, description, items), from the model."""
+    declarations: dict[str, dict[str, Any]] = {}
+    for name, field in Profile.model_fields.items():
+        annotation = str(field.annotation)
+        if "tuple" in annotation:
+            decl: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+        elif "bool" in annotation:
+            decl = {"type": "boolean"}
+        elif "int" in annotation:
+            decl = {"type": "integer"}
+        else:
+            decl = {"type": "string"}
+        decl["description"] = field.description
+        declarations[field.alias or name] = decl
+    return declarations
+
+
+def _attr_of(key: str) -> str:
+    for name, field in Profile.model_fields.items():
+        if field.alias == key:
+            return name
+    raise KeyError(key)
+
+
+def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str) -> Profile:
+    """Build a Profile from ``{key: value}`` (keys without the project namespace). Errors name the file."""
+    known = config_keys()
+    for key, value in values.items():
+        if key not in known:
+            raise ProfileError(file, f"stack '{stack}'", f"config.{PROJECT}:{key}", value, "unknown setting",
+                               f"remove it or use one of: {', '.join(sorted(known))}")
+    try:
+        return Profile.model_validate(dict(values))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = str(error["loc"][0]) if error["loc"] else "?"
+        value = values.get(key, error.get("input"))
+        ctx_error = (error.get("ctx") or {}).get("error")
+        if isinstance(ctx_error, AddressError):
+            problem, fix = ctx_error.problem, ctx_error.fix
+        else:
+            problem, fix = error["msg"], _fix_for(key, error)
+        if len(error["loc"]) > 1:
+            problem = f"item {error['loc'][1]}: {problem}"
+        raise ProfileError(file, f"stack '{stack}'", f"config.{PROJECT}:{key}", value, problem, fix) from None
+
+
+def _fix_for(key: str, error: dict[str, Any]) -> str:
+    declared = config_keys().get(key, {})
+    if error["type"] == "literal_error":
+        return f"use one of {error['ctx']['expected']}"
+    if error["type"] == "string_pattern_mismatch":
+        return f"match the pattern {error['ctx']['pattern']}"
+    return f"set a value of type {declared.get('type', 'string')}: {declared.get('description', '')}"
+
+
+def load_profile(stack_file: Path, stack: str) -> Profile:
+    """Read ``stacks/Pulumi.<stack>.yaml`` and return its validated Profile."""
+    try:
+        document = yaml.safe_load(stack_file.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ProfileError(stack_file, "", "(file)", "", f"not valid YAML ({exc})".replace("\n", " "), "correct the YAML syntax") from None
+    if not isinstance(document, dict):
+        raise ProfileError(stack_file, "", "(file)", document, "a stack file is a mapping", "write 'config:' with the settings under it")
+    config = document.get("config") or {}
+    if not isinstance(config, dict):
+        raise ProfileError(stack_file, "", "config", config, "must be a mapping of settings", "write 'egress-matrix:<key>: <value>' lines under 'config:'")
+    values: dict[str, Any] = {}
+    for full_key, value in config.items():
+        namespace, sep, key = str(full_key).partition(":")
+        if not sep:
+            raise ProfileError(stack_file, f"stack '{stack}'", f"config.{full_key}", value, "a config key needs a namespace",
+                               f"write '{PROJECT}:{full_key}'")
+        if namespace != PROJECT:
+            continue  # provider settings (azure-native:location, aws:region, ...) are Pulumi's business
+        if isinstance(value, dict) and "secure" in value:
+            raise ProfileError(stack_file, f"stack '{stack}'", f"config.{full_key}", "(secret)", "egress settings are not secret",
+                               "store it as plain config")
+        values[key] = value
+    return profile_from_config(values, stack_file, stack)
+
+
+def profile_from_pulumi_config(get_raw: Any, stack: str) -> Profile:
+    """Build the Profile inside a Pulumi program. ``get_raw(key)`` returns the raw config string or None."""
+    values: dict[str, Any] = {}
+    for key, decl in config_keys().items():
+        raw = get_raw(key)
+        if raw is None:
+            continue
+        if decl["type"] == "array":
+            values[key] = json.loads(raw)
+        elif decl["type"] == "boolean":
+            values[key] = raw.lower() == "true" if isinstance(raw, str) else bool(raw)
+        elif decl["type"] == "integer":
+            values[key] = int(raw)
+        else:
+            values[key] = raw
+    return profile_from_config(values, f"Pulumi config of stack '{stack}'", stack)

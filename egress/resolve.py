@@ -1,0 +1,207 @@
+"""Resolve the matrix for one stack: conditions, alternatives, placeholders, host expansion, de-duplication.
+
+``resolve(catalog, profile)`` returns the stack's concrete requirements in a deterministic order, whatever the
+order of files, entries or dict keys. Pure: no I/O, no Pulumi.
+"""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Iterable
+
+from .addresses import NARROWNESS, AddressError, classify, normalize_ports, parse_destination, parse_port, parse_url
+from .errors import ProfileError, ResolveError
+from .models import LEVELS, ROLES, Catalog, Entry, Requirement, ResolvedAlternative
+from .placeholders import PLACEHOLDERS, names_in, substitute
+from .profile import PROJECT, Profile
+
+
+def check_profile(catalog: Catalog, profile: Profile, file: str | Path = "stack", stack: str = "") -> None:
+    """Cross-check a stack against the matrix: known platforms, features, cloud and location."""
+    where = f"stack '{stack}'" if stack else ""
+
+    def fail(key: str, value: object, problem: str, fix: str) -> None:
+        raise ProfileError(file, where, f"config.{PROJECT}:{key}", value, problem, fix)
+
+    for platform in profile.platforms:
+        if platform not in catalog.platforms:
+            fail("platforms", platform, "unknown platform", f"use one of: {', '.join(catalog.platforms)}")
+    for feature in profile.features:
+        if feature not in catalog.features:
+            fail("features", feature, "unknown feature", f"use one of: {', '.join(catalog.features)}")
+    variant_platforms = sorted({e.platform for e in catalog.entries if e.variant and e.platform in profile.platforms})
+    if variant_platforms and profile.cloud is None:
+        fail("cloud", None, f"platform {', '.join(variant_platforms)} needs the cloud variant",
+             "set cloud to azure-public, azure-china or azure-usgov")
+    if profile.cloud is not None:
+        known = [loc.name for loc in catalog.azure_locations.get(profile.cloud, ())]
+        if profile.location is None:
+            fail("location", None, f"cloud {profile.cloud} needs a location", f"set location to one of: {', '.join(known)}")
+        if profile.location not in known:
+            fail("location", profile.location, f"unknown location for cloud {profile.cloud}",
+                 f"use one of: {', '.join(known)} (or add it to matrix/azure-locations.yaml with its citation)")
+    registry_regions = sorted({e.when.ibm_registry_region for e in catalog.entries if e.when.ibm_registry_region})
+    for region in profile.ibm_registry_regions:
+        if region not in registry_regions:
+            fail("ibmRegistryRegions", region, "unknown IBM Cloud Container Registry region", f"use one of: {', '.join(registry_regions)}")
+
+
+def applies(entry: Entry, profile: Profile) -> bool:
+    """Does ``entry`` apply to the stack (platform, level, variant, feature and every condition)?"""
+    when = entry.when
+    checks = (
+        entry.platform in profile.platforms,
+        entry.level in profile.levels,
+        entry.variant is None or entry.variant == profile.cloud,
+        entry.feature is None or entry.feature in profile.features,
+        when.private_cluster is None or when.private_cluster == profile.private_cluster,
+        when.konnectivity is None or when.konnectivity == profile.konnectivity,
+        when.offline is None or when.offline == profile.offline,
+        when.custom_dns is None or when.custom_dns == profile.custom_dns,
+        when.node_os is None or bool(set(when.node_os) & set(profile.node_os)),
+        all(feature in profile.features for feature in when.features),
+        when.ibm_registry_region is None or when.ibm_registry_region in profile.ibm_registry_regions,
+    )
+    return all(checks)
+
+
+def _fill(template: str, values: dict[str, tuple[str, ...]]) -> list[str]:
+    names = sorted(set(names_in(template)))
+    if not names:
+        return [template]
+    combos = itertools.product(*(values[name] for name in names))
+    return [substitute(template, dict(zip(names, combo))) for combo in combos]
+
+
+def _resolve_option(destination: str, kind: str | None, protocol: str, ports: Iterable[object], note: str | None,
+                    values: dict[str, tuple[str, ...]], entry: Entry) -> tuple[ResolvedAlternative | None, list[str], tuple[str, ...]]:
+    """One destination option with placeholders filled; (None, missing names, ()) if the stack cannot fill it."""
+    ports = list(ports)
+    needed = set(names_in(destination)) | {n for p in ports if isinstance(p, str) for n in names_in(p)}
+    missing = sorted(name for name in needed if not values[name])
+    if missing:
+        return None, missing, ()
+    resolved: list[str] = []
+    paths: list[str] = []
+    resolved_kind = kind
+    for text in _fill(destination, values):
+        written = classify(text)
+        effective = written if names_in(destination) and written in ("ip", "cidr", "fqdn") else (kind or written)
+        try:
+            parse_destination(text, effective)  # type: ignore[arg-type]
+        except AddressError as exc:
+            raise ResolveError(f"entry '{entry.id}': destination '{destination}' resolves to '{text}', which is invalid: "
+                               f"{exc.problem}. Fix: correct the stack value that fills it") from None
+        if effective == "url":
+            url = parse_url(text)
+            resolved.append(url.host)
+            paths.append(url.path or "/")
+            resolved_kind = "fqdn"
+        else:
+            resolved.append(text)
+            resolved_kind = effective
+    port_ranges = []
+    for item in ports:
+        for filled in (_fill(item, values) if isinstance(item, str) else [item]):
+            port_ranges.append(parse_port(int(filled) if isinstance(filled, str) and filled.isdigit() else filled))
+    option = ResolvedAlternative(kind=resolved_kind, destinations=tuple(resolved), protocol=protocol,  # type: ignore[arg-type]
+                                 ports=normalize_ports(port_ranges), note=note)
+    return option, [], tuple(sorted(set(paths)))
+
+
+def _options(entry: Entry, profile: Profile, catalog: Catalog) -> tuple[list[tuple[ResolvedAlternative, tuple[str, ...]]], list[str]]:
+    values = {name: placeholder.values(profile, catalog) for name, placeholder in PLACEHOLDERS.items()}
+    candidates = [(entry.destination, entry.kind, entry.protocol, entry.ports, None)]
+    for alt in entry.alternatives:
+        candidates.append((alt.destination, alt.kind, alt.protocol or entry.protocol, alt.ports or entry.ports, alt.note))
+    options, missing = [], []
+    for destination, kind, protocol, ports, note in candidates:
+        option, lacking, paths = _resolve_option(destination, kind, protocol, ports, note, values, entry)
+        if option is None:
+            missing.extend(f"{{{name}}} (set {PROJECT}:{PLACEHOLDERS[name].stack_key})" for name in lacking)
+        else:
+            options.append((option, paths))
+    # Narrowest first; among equals keep the document's order (sorted() is stable).
+    options.sort(key=lambda pair: NARROWNESS[pair[0].kind])
+    return options, sorted(set(missing))
+
+
+def _requirements_for(entry: Entry, profile: Profile, catalog: Catalog, citation: tuple[str, str]) -> list[Requirement]:
+    options, missing = _options(entry, profile, catalog)
+    if not options:
+        raise ResolveError(f"entry '{entry.id}' ({entry.platform}) applies to this stack but its destination cannot be resolved: "
+                           f"{', '.join(missing)}. Fix: set the stack value, or disable the feature/condition that selects the entry")
+    chosen, paths = options[0]
+    note = None
+    if len(options) > 1 or missing:
+        others = [f"{', '.join(o.destinations)} ({o.kind})" for o, _ in options[1:]]
+        note = f"narrowest of {len(options)} resolvable options" + (f"; also allowed: {'; '.join(others)}" if others else "")
+        if missing:
+            note += f"; not resolvable here: {', '.join(missing)}"
+    alternatives = tuple(o for o, _ in options) if len(options) > 1 else ()
+    return [
+        Requirement(
+            role=entry.role, destination=destination, kind=chosen.kind, protocol=chosen.protocol, ports=chosen.ports,
+            level=entry.level, purposes=(entry.purpose,), entry_ids=(entry.id,), citations=(citation,),
+            platforms=(entry.platform,), paths=paths, images=entry.images, alternatives=alternatives, chosen=note,
+            sources=profile.role_sources(entry.role),
+        )
+        for destination in chosen.destinations
+    ]
+
+
+def _expand(requirement: Requirement, entry: Entry, catalog: Catalog) -> list[Requirement]:
+    """The further hosts a pull from (or download at) this requirement's host really touches."""
+    if requirement.kind != "fqdn" or requirement.protocol not in ("http", "https"):
+        return []
+    out = []
+    for expansion in catalog.expansions:
+        if expansion.host != requirement.destination:
+            continue
+        for implied in expansion.implies:
+            source = catalog.sources[implied.citation.source]
+            out.append(Requirement(
+                role=requirement.role, destination=implied.destination, kind=implied.kind or "fqdn",
+                protocol=implied.protocol, ports=normalize_ports(parse_port(p) for p in implied.ports),
+                level=requirement.level, purposes=(implied.purpose,), entry_ids=(entry.id,),
+                citations=((source.doc, implied.citation.section),), platforms=requirement.platforms,
+                via=(f"{expansion.host} (for {entry.id})",), sources=requirement.sources,
+            ))
+    return out
+
+
+def _merge(group: list[Requirement]) -> Requirement:
+    first = group[0]
+    if len(group) == 1:
+        return first
+
+    def union(attr: str) -> tuple[str, ...]:
+        return tuple(sorted({item for r in group for item in getattr(r, attr)}))
+
+    return first.model_copy(update={
+        "level": min((r.level for r in group), key=LEVELS.index),
+        "purposes": tuple(dict.fromkeys(p for r in sorted(group, key=lambda r: r.entry_ids) for p in r.purposes)),
+        "entry_ids": union("entry_ids"), "platforms": union("platforms"), "paths": union("paths"),
+        "images": union("images"), "via": union("via"),
+        "citations": tuple(sorted({c for r in group for c in r.citations})),
+        "chosen": next((r.chosen for r in group if r.chosen), None),
+        "alternatives": next((r.alternatives for r in group if r.alternatives), ()),
+    })
+
+
+def resolve(catalog: Catalog, profile: Profile, file: str | Path = "stack", stack: str = "") -> tuple[Requirement, ...]:
+    """The stack's concrete requirements, de-duplicated and in a fixed order."""
+    check_profile(catalog, profile, file, stack)
+    raw: list[Requirement] = []
+    for entry in sorted(catalog.entries, key=lambda e: e.id):
+        if not applies(entry, profile):
+            continue
+        citation = (catalog.sources[entry.citation.source].doc, entry.citation.section)
+        for requirement in _requirements_for(entry, profile, catalog, citation):
+            raw.append(requirement)
+            raw.extend(_expand(requirement, entry, catalog))
+    groups: dict[tuple[str, str, str, str], list[Requirement]] = {}
+    for requirement in raw:
+        groups.setdefault(requirement.key, []).append(requirement)
+    merged = [_merge(sorted(group, key=lambda r: r.entry_ids)) for group in groups.values()]
+    return tuple(sorted(merged, key=lambda r: (ROLES.index(r.role), r.destination, r.protocol, r.ports)))
