@@ -1,0 +1,131 @@
+"""The ``egress`` command line: a thin layer over the core.
+
+Exit codes: 0 ok, 1 user error (one clear message, no traceback), 2 usage error.
+"""
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from typing_extensions import Annotated
+
+from . import render
+from .docs import matrix_markdown
+from .errors import EgressError
+from .project import Project, find_project, open_project
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Cited, machine-readable egress requirements for Kubernetes clusters.")
+catalog_app = typer.Typer(no_args_is_help=True, help="Inspect and check the required-endpoint matrix.")
+docs_app = typer.Typer(no_args_is_help=True, help="Generate the documentation that is derived from the matrix.")
+app.add_typer(catalog_app, name="catalog")
+app.add_typer(docs_app, name="docs")
+
+ProjectOption = Annotated[Optional[Path], typer.Option("--project", help="Project directory (default: the nearest directory with Pulumi.yaml).",
+                                                        file_okay=False)]
+
+
+class MatrixFormat(str, Enum):
+    table = "table"
+    md = "md"
+    csv = "csv"
+    json = "json"
+
+
+class ExportFormat(str, Enum):
+    json = "json"
+
+
+def _project(project: Optional[Path]) -> Project:
+    return open_project(project) if project else find_project()
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text)
+
+
+@app.command("matrix")
+def matrix_command(
+    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    fmt: Annotated[MatrixFormat, typer.Option("--format", "-f", help="Output format.")] = MatrixFormat.table,
+    project: ProjectOption = None,
+) -> None:
+    """Show the stack's resolved requirements: role, destination, protocol, ports, level, purpose, citation."""
+    _, _, reqs = _project(project).requirements(stack)
+    if fmt is MatrixFormat.json:
+        _out(render.requirements_json(stack, reqs))
+    elif fmt is MatrixFormat.csv:
+        _out(render.requirements_csv(reqs))
+    elif fmt is MatrixFormat.md:
+        _out(render.requirements_markdown(stack, reqs))
+    else:
+        table = Table(title=f"egress requirements for stack '{stack}' ({len(reqs)})", show_lines=False)
+        for column in render.COLUMNS:
+            table.add_column(column, overflow="fold")
+        for req in reqs:
+            row = render.requirement_row(req)
+            table.add_row(*(row[c] for c in render.COLUMNS))
+        Console(width=200).print(table)
+
+
+@catalog_app.command("export")
+def catalog_export(
+    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="Output format.")] = ExportFormat.json,
+    project: ProjectOption = None,
+) -> None:
+    """Print the whole unresolved matrix as a JSON list."""
+    _out(render.catalog_json(_project(project).catalog()))
+
+
+@catalog_app.command("check")
+def catalog_check(project: ProjectOption = None) -> None:
+    """Validate the matrix and every stack against it."""
+    proj = _project(project)
+    catalog = proj.catalog()
+    for stack in proj.stacks():
+        proj.requirements(stack)
+    Console(stderr=True).print(f"ok: {len(catalog.entries)} entries in {len(catalog.platforms)} platforms, "
+                               f"{len(catalog.sources)} sources, {len(proj.stacks())} stacks resolve")
+
+
+@docs_app.command("matrix")
+def docs_matrix(
+    check: Annotated[bool, typer.Option("--check", help="Fail if docs/MATRIX.md differs from what the matrix generates.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Write docs/MATRIX.md from the matrix (or check it is current)."""
+    proj = _project(project)
+    text = matrix_markdown(proj.catalog())
+    target = proj.root / "docs" / "MATRIX.md"
+    if check:
+        current = target.read_text(encoding="utf-8") if target.exists() else ""
+        if current != text:
+            raise EgressError(f"{target}: out of date with the matrix. Fix: run 'egress docs matrix'")
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except EgressError as exc:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{type(exc).__name__}[/red]: {escape(str(exc))}")
+        sys.exit(1)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(1)
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

@@ -1,0 +1,63 @@
+"""Find the project (like ``pulumi``: walk up to ``Pulumi.yaml``) and its stacks."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .catalog import load_catalog
+from .errors import ProjectError
+from .models import Catalog, Requirement
+from .profile import Profile, load_profile
+from .resolve import resolve
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+
+    @property
+    def matrix_dir(self) -> Path:
+        return self.root / "matrix"
+
+    @property
+    def stacks_dir(self) -> Path:
+        return self.root / "stacks"
+
+    def stack_file(self, stack: str) -> Path:
+        return self.stacks_dir / f"Pulumi.{stack}.yaml"
+
+    def stacks(self) -> list[str]:
+        return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in self.stacks_dir.glob("Pulumi.*.yaml"))
+
+    def catalog(self) -> Catalog:
+        return load_catalog(self.matrix_dir)
+
+    def profile(self, stack: str) -> Profile:
+        path = self.stack_file(stack)
+        if not path.is_file():
+            known = ", ".join(self.stacks()) or "(none)"
+            raise ProjectError(f"{path}: stack '{stack}' not found. Fix: use one of: {known}, or create {path.name} in {self.stacks_dir}")
+        return load_profile(path, stack)
+
+    def requirements(self, stack: str) -> tuple[Catalog, Profile, tuple[Requirement, ...]]:
+        catalog = self.catalog()
+        profile = self.profile(stack)
+        return catalog, profile, resolve(catalog, profile, self.stack_file(stack), stack)
+
+
+def find_project(start: Path | None = None) -> Project:
+    """The nearest directory at or above ``start`` holding ``Pulumi.yaml``."""
+    here = (start or Path.cwd()).resolve()
+    if here.is_file():
+        here = here.parent
+    for candidate in (here, *here.parents):
+        if (candidate / "Pulumi.yaml").is_file():
+            return Project(candidate)
+    raise ProjectError(f"{here}: no Pulumi.yaml here or in any parent directory. Fix: run inside an egress-matrix project or pass --project DIR")
+
+
+def open_project(directory: Path) -> Project:
+    root = directory.resolve()
+    if not (root / "Pulumi.yaml").is_file():
+        raise ProjectError(f"{root}: no Pulumi.yaml in this directory. Fix: pass the project's root directory to --project")
+    return Project(root)
