@@ -28,7 +28,7 @@ NARROWNESS: dict[str, int] = {"ip": 0, "cidr": 1, "fqdn": 2, "url": 2, "wildcard
 
 _LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 _GLOB_LABEL = re.compile(r"^[a-z0-9-]*\*[a-z0-9-]*$")
-_SERVICE_TAG = re.compile(r"^[A-Z][A-Za-z0-9]*(\.[A-Za-z0-9]+)*$")
+_SERVICE_TAG = re.compile(r"^[A-Z][A-Za-z0-9]*(\.[A-Za-z0-9]+)?$")
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
 
 IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
@@ -191,7 +191,7 @@ def classify(text: str) -> DestinationKind:
         return "ip"
     except ValueError:
         pass
-    if text[:1].isupper():
+    if text[:1].isupper() and text.count(".") <= 1:
         return "service-tag"
     if "*" in text:
         return "wildcard"
@@ -204,6 +204,8 @@ def parse_destination(text: str, kind: DestinationKind | None = None) -> Destina
         raise AddressError("a destination must be a non-empty string", "write a host name, wildcard, URL, IP, CIDR, service tag or '*'")
     written = classify(text)
     kind = kind or written
+    if written != kind and not (written == "fqdn" and kind == "url"):
+        raise AddressError(f"'{text}' is written as a {written}, not a {kind}", f"set kind to '{written}' or correct the destination")
     if kind == "any":
         if text != "*":
             raise AddressError("kind 'any' is written '*'", "write '*'")
@@ -221,8 +223,6 @@ def parse_destination(text: str, kind: DestinationKind | None = None) -> Destina
         parse_service_tag(text)
     else:  # pragma: no cover - guarded by the Literal type in the models
         raise AddressError(f"unknown destination kind '{kind}'", f"use one of {', '.join(DESTINATION_KINDS)}")
-    if written != kind and not (written == "fqdn" and kind == "url"):
-        raise AddressError(f"'{text}' is written as a {written}, not a {kind}", f"set kind to '{written}' or correct the destination")
     return kind
 
 

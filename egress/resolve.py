@@ -197,7 +197,12 @@ def resolve(catalog: Catalog, profile: Profile, file: str | Path = "stack", stac
         if not applies(entry, profile):
             continue
         citation = (catalog.sources[entry.citation.source].doc, entry.citation.section)
-        for requirement in _requirements_for(entry, profile, catalog, citation):
+        try:
+            resolved = _requirements_for(entry, profile, catalog, citation)
+        except ResolveError as exc:
+            where = f"{file}: stack '{stack}'" if stack else str(file)
+            raise ResolveError(f"{where}: {exc}") from None
+        for requirement in resolved:
             raw.append(requirement)
             raw.extend(_expand(requirement, entry, catalog))
     groups: dict[tuple[str, str, str, str], list[Requirement]] = {}

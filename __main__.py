@@ -1,0 +1,24 @@
+"""egress-matrix Pulumi program: stack config -> core -> (components) -> exports.
+
+Components for Azure Firewall, AWS and Kubernetes are added by their issues; today the program resolves the
+stack's required-endpoint matrix and exports it, so `pulumi preview` shows exactly what the stack needs.
+"""
+from pathlib import Path
+
+import pulumi
+
+from egress.catalog import load_catalog
+from egress.profile import PROJECT, profile_from_pulumi_config
+from egress.render import requirement_json
+from egress.resolve import resolve
+
+ROOT = Path(__file__).resolve().parent
+stack = pulumi.get_stack()
+config = pulumi.Config(PROJECT)
+
+catalog = load_catalog(ROOT / "matrix")
+profile = profile_from_pulumi_config(config.get, stack)
+requirements = resolve(catalog, profile, f"Pulumi config of stack '{stack}'", stack)
+
+pulumi.export("requirementCount", len(requirements))
+pulumi.export("requirements", [requirement_json(r) for r in requirements])

@@ -1,0 +1,30 @@
+"""Every bad input gets exit 1 and one message naming file, field and value (corpus: bad_inputs/cases.yaml)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+CASES = yaml.safe_load((Path(__file__).parent / "bad_inputs" / "cases.yaml").read_text())
+
+
+def test_corpus_is_large_enough():
+    assert len(CASES) >= 20
+    assert len({case["name"] for case in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
+def test_bad_input(case, project_copy, run_cli):
+    target = project_copy / case["file"]
+    text = target.read_text()
+    old, new = case["replace"]
+    assert old in text, f"case {case['name']} no longer applies: {old!r} not in {case['file']}"
+    target.write_text(text.replace(old, new, 1))
+    code, out, err = run_cli(*case["command"], "--project", str(project_copy))
+    message = " ".join(err.split())
+    assert code == 1, (code, out, err)
+    assert "Traceback" not in err and out == ""
+    assert message.count("Error: ") == 1, message
+    for fragment in case["expect"]:
+        assert fragment in message, f"{fragment!r} missing from: {message}"
