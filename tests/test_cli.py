@@ -1,0 +1,92 @@
+"""The CLI: formats, project discovery, exit codes, the export contract."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_matrix_json_for_every_stack(run_cli):
+    for stack in ("dev", "aks-public", "aks-usgov", "aks-china", "kkp", "ibm-vpc", "openshift"):
+        code, out, err = run_cli("matrix", "--stack", stack, "--format", "json", "--project", str(ROOT))
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["stack"] == stack and data["count"] == len(data["requirements"]) > 0
+        for req in data["requirements"]:
+            assert req["citations"] and req["purpose"] and req["role"] and req["ports"]
+
+
+def test_matrix_defaults_to_dev_and_finds_the_project_from_a_subdirectory(run_cli):
+    code, out, _ = run_cli("matrix", "--format", "csv", cwd=ROOT / "egress")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == ["role", "destination", "kind", "protocol", "ports", "level", "purpose", "citation"]
+    assert {"role": "seed", "destination": "ec2.eu-central-1.amazonaws.com", "protocol": "https", "ports": "443"}.items() <= rows[
+        [r["destination"] for r in rows].index("ec2.eu-central-1.amazonaws.com")].items()
+
+
+def test_ibm_workstation_matrix_is_exact(run_cli):
+    code, out, _ = run_cli("matrix", "--stack", "ibm-vpc", "--format", "csv", "--project", str(ROOT))
+    assert code == 0
+    rows = [(r["role"], r["destination"], r["protocol"], r["ports"]) for r in csv.DictReader(io.StringIO(out))]
+    assert rows == [
+        ("workstation", "*.us-south.containers.cloud.ibm.com", "https", "30000-32767"),
+        ("workstation", "169.61.1.10", "tcp", "31250"),
+        ("workstation", "cloud.ibm.com", "https", "443"),
+        ("workstation", "containers.cloud.ibm.com", "https", "443"),
+        ("workstation", "icr.io", "https", "443"),
+        ("workstation", "us.icr.io", "https", "443"),
+    ]
+
+
+def test_table_and_markdown_formats(run_cli):
+    code, out, _ = run_cli("matrix", "--stack", "aks-china", "--project", str(ROOT))
+    assert code == 0 and "mcr.microsoft.com" in out and "21Vianet" in out
+    code, out, _ = run_cli("matrix", "--stack", "aks-china", "--format", "md", "--project", str(ROOT))
+    assert code == 0 and out.startswith("# Egress requirements for stack `aks-china`")
+
+
+def test_catalog_export_contract(run_cli, catalog):
+    code, out, _ = run_cli("catalog", "export", "--format", "json", "--project", str(ROOT))
+    assert code == 0
+    entries = json.loads(out)
+    assert len(entries) == len(catalog.entries)
+    required = {"id", "platform", "variant", "feature", "level", "role", "destination", "kind", "protocol", "ports", "purpose", "citation"}
+    for entry in entries:
+        assert required <= set(entry), entry["id"]
+        assert set(entry["citation"]) >= {"doc", "section"}
+        assert all(isinstance(p, int) or "-" in p or p.startswith("{") for p in entry["ports"])
+    by_id = {e["id"]: e for e in entries}
+    assert by_id["ibm-kubectl-master"]["ports"] == ["30000-32767"]
+    assert by_id["aks-public-hcp"]["destination"] == "*.hcp.{location}.azmk8s.io"
+    assert by_id["kkp-images-docker-io-canal"]["images"] == ["docker.io/flannel/flannel"]
+    assert [a["destination"] for a in by_id["aks-public-tunnel-udp-1194"]["alternatives"]] == [
+        "AzureCloud.{service_tag_region}", "{region_cidrs}", "{api_server_ip}"]
+
+
+def test_catalog_check_ok(run_cli):
+    code, _, err = run_cli("catalog", "check", "--project", str(ROOT))
+    assert code == 0 and err.startswith("ok: ")
+
+
+def test_usage_errors_exit_2(run_cli):
+    code, _, err = run_cli("matrix", "--format", "xml", "--project", str(ROOT))
+    assert code == 2 and "xml" in err
+    code, _, _ = run_cli("nonsense")
+    assert code == 2
+
+
+def test_no_project_is_a_user_error(run_cli, tmp_path):
+    code, out, err = run_cli("matrix", cwd=tmp_path)
+    assert code == 1 and out == "" and "no Pulumi.yaml" in err and "--project" in err
+
+
+def test_docs_check_detects_drift(run_cli, project_copy):
+    (project_copy / "docs").mkdir()
+    code, _, err = run_cli("docs", "matrix", "--check", "--project", str(project_copy))
+    assert code == 1 and "out of date" in err
+    assert run_cli("docs", "matrix", "--project", str(project_copy))[0] == 0
+    assert run_cli("docs", "matrix", "--check", "--project", str(project_copy))[0] == 0

@@ -1,0 +1,53 @@
+"""The Pulumi program under the SDK's mocks: the dev stack's config in, the resolved matrix out."""
+from __future__ import annotations
+
+import asyncio
+import json
+import runpy
+from pathlib import Path
+
+import pulumi
+import pytest
+import yaml
+
+from egress.project import open_project
+from egress.render import requirement_json
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Mocks(pulumi.runtime.Mocks):
+    def new_resource(self, args):
+        return f"{args.name}-id", args.inputs
+
+    def call(self, args):
+        return {}
+
+
+def stack_config(stack: str) -> dict[str, str]:
+    """What the CLI would hand the program: every value a string, structured values as JSON."""
+    config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
+
+
+@pytest.fixture
+def loop():
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield loop
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+@pytest.mark.parametrize("stack", ["dev", "aks-china", "ibm-vpc"])
+def test_program_exports_the_resolved_matrix(stack, loop, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    pulumi.runtime.set_mocks(Mocks(), project="egress-matrix", stack=stack, preview=False)
+    pulumi.runtime.set_all_config(stack_config(stack))
+    outputs = {}
+    original = pulumi.export
+    monkeypatch.setattr(pulumi, "export", lambda name, value: (outputs.__setitem__(name, value), original(name, value)))
+    runpy.run_path(str(ROOT / "__main__.py"))
+    _, _, expected = open_project(ROOT).requirements(stack)
+    assert outputs["requirementCount"] == len(expected)
+    assert outputs["requirements"] == [requirement_json(r) for r in expected]
