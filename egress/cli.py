@@ -71,7 +71,7 @@ def matrix_command(
         for req in reqs:
             row = render.requirement_row(req)
             table.add_row(*(row[c] for c in render.COLUMNS))
-        Console(width=200).print(table)
+        Console(width=None if sys.stdout.isatty() else 200).print(table)
 
 
 @catalog_app.command("export")
