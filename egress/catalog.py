@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from .addresses import AddressError, classify, parse_destination, parse_port, parse_url
 from .errors import CatalogError
+from .gcpause import paused_gc
 from .models import DEFAULT_PORTS, AzureLocation, Catalog, Citation, Entry, HostExpansion, Source
 from .placeholders import PLACEHOLDER, PLACEHOLDERS, names_in, with_samples
 
@@ -30,7 +31,11 @@ class _LineDict(dict):
     line: int = 0
 
 
-class _LineLoader(yaml.SafeLoader):
+# libyaml's loader is ~10x faster and keeps node marks, so line numbers survive; fall back when absent.
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     """SafeLoader whose mappings remember the line they start on (for error messages)."""
 
 
@@ -41,7 +46,7 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _LineDict
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
         if key in mapping:
-            raise CatalogError(loader.name, f"line {key_node.start_mark.line + 1}", str(key), "", "duplicate key",
+            raise CatalogError(loader.file_name, f"line {key_node.start_mark.line + 1}", str(key), "", "duplicate key",
                                "keep one of the two")
         mapping[key] = loader.construct_object(value_node, deep=True)
     return mapping
@@ -53,7 +58,7 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _con
 def read_yaml(path: Path) -> Any:
     try:
         loader = _LineLoader(path.read_text(encoding="utf-8"))
-        loader.name = str(path)
+        loader.file_name = str(path)
         try:
             return loader.get_single_data()
         finally:
@@ -320,9 +325,10 @@ def load_catalog(matrix_dir: Path) -> Catalog:
     files = sorted(matrix_dir.glob("*.yaml"))
     if not files:
         raise CatalogError(matrix_dir, "", "(directory)", str(matrix_dir), "no matrix files", "add matrix/<platform>.yaml files")
-    for path in files:
-        collector.add(path, read_yaml(path))
-    return collector.finish()
+    with paused_gc():
+        for path in files:
+            collector.add(path, read_yaml(path))
+        return collector.finish()
 
 
 def export_entry(entry: Entry, catalog: Catalog) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Iterable
 from .addresses import NARROWNESS, AddressError, classify, normalize_ports, parse_destination, parse_port, parse_url
 from .errors import ProfileError, ResolveError
 from .models import LEVELS, ROLES, Catalog, Entry, Requirement, ResolvedAlternative
+from .gcpause import paused_gc
 from .placeholders import PLACEHOLDERS, names_in, substitute
 from .profile import PROJECT, Profile
 
@@ -191,6 +192,11 @@ def _merge(group: list[Requirement]) -> Requirement:
 
 def resolve(catalog: Catalog, profile: Profile, file: str | Path = "stack", stack: str = "") -> tuple[Requirement, ...]:
     """The stack's concrete requirements, de-duplicated and in a fixed order."""
+    with paused_gc():
+        return _resolve(catalog, profile, file, stack)
+
+
+def _resolve(catalog: Catalog, profile: Profile, file: str | Path, stack: str) -> tuple[Requirement, ...]:
     check_profile(catalog, profile, file, stack)
     raw: list[Requirement] = []
     for entry in sorted(catalog.entries, key=lambda e: e.id):
