@@ -20,11 +20,11 @@ from pydantic import BaseModel, ValidationError
 from .addresses import AddressError, classify, parse_destination, parse_port, parse_url
 from .errors import CatalogError
 from .gcpause import paused_gc
-from .models import DEFAULT_PORTS, AzureLocation, Catalog, Citation, Entry, HostExpansion, Source
+from .models import DEFAULT_PORTS, AzureLocation, Catalog, Citation, Entry, HostExpansion, NoProxyRule, Source
 from .placeholders import PLACEHOLDER, PLACEHOLDERS, names_in, with_samples
 
 SCHEMA_VERSION = 1
-FILE_KINDS = ("platform", "sources", "expansions", "azure-locations")
+FILE_KINDS = ("platform", "sources", "expansions", "azure-locations", "openshift-noproxy")
 
 
 class _LineDict(dict):
@@ -184,6 +184,7 @@ class _Collector:
         self.azure_locations: dict[str, tuple[AzureLocation, ...]] = {}
         self.azure_citations: list[tuple[Citation, Path, str]] = []
         self.entry_files: dict[str, tuple[Path, str]] = {}
+        self.noproxy: dict[str, list[tuple[NoProxyRule, Path, str]]] = {"rules": [], "removed": []}
 
     def add(self, path: Path, document: dict[str, Any]) -> None:
         kind = _header(document, path)
@@ -192,6 +193,7 @@ class _Collector:
             "sources": {"schema", "kind", "sources"},
             "expansions": {"schema", "kind", "expansions"},
             "azure-locations": {"schema", "kind", "citations", "locations"},
+            "openshift-noproxy": {"schema", "kind", "rules", "removed"},
         }[kind]
         for key in document:
             if key not in allowed:
@@ -278,6 +280,24 @@ class _Collector:
                 implied.append(host.model_copy(update={"kind": kind}))
             self.expansions.append((expansion.model_copy(update={"implies": tuple(implied)}), path, where))
 
+    def _add_openshift_noproxy(self, path: Path, document: dict[str, Any]) -> None:
+        seen: set[str] = set()
+        for section in ("rules", "removed"):
+            for index, raw in enumerate(document.get(section) or []):
+                where = _where(raw, f"{section}[{index}] '{raw.get('id') if isinstance(raw, dict) else ''}'")
+                rule = _validate(NoProxyRule, raw, path, where)
+                if rule.id in seen:
+                    raise CatalogError(path, where, "id", rule.id, "duplicate id", "give every rule a unique id")
+                seen.add(rule.id)
+                if (rule.value is None) == (rule.from_ is None):
+                    raise CatalogError(path, where, "value", rule.value, "a rule needs exactly one of 'value' and 'from'",
+                                       "write either value: <entry> or from: machineCidrs|serviceCidrs|podCidrs")
+                for name in names_in(rule.value or ""):
+                    if name not in PLACEHOLDERS:
+                        raise CatalogError(path, where, "value", rule.value, f"unknown placeholder '{{{name}}}'",
+                                           f"use one of {', '.join('{' + p + '}' for p in sorted(PLACEHOLDERS))}")
+                self.noproxy[section].append((rule, path, where))
+
     def _add_azure_locations(self, path: Path, document: dict[str, Any]) -> None:
         for index, raw in enumerate(document.get("citations") or []):
             self.azure_citations.append((_validate(Citation, raw, path, _where(raw, f"citations[{index}]")), path, f"citations[{index}]"))
@@ -296,6 +316,7 @@ class _Collector:
         citations += [(x.citation, p, w) for x, p, w in self.expansions]
         citations += [(h.citation, p, w) for x, p, w in self.expansions for h in x.implies]
         citations += self.azure_citations
+        citations += [(r.citation, p, w) for section in self.noproxy.values() for r, p, w in section]
         for citation, path, where in citations:
             if citation.source not in self.sources:
                 raise CatalogError(path, where, "citation.source", citation.source, "unknown source",
@@ -313,6 +334,8 @@ class _Collector:
             expansions=tuple(sorted((x for x, _, _ in self.expansions), key=lambda x: x.host)),
             azure_locations=dict(sorted(self.azure_locations.items())),
             azure_locations_citation=tuple(c for c, _, _ in self.azure_citations),
+            noproxy_rules=tuple(r for r, _, _ in self.noproxy["rules"]),
+            noproxy_removed=tuple(r for r, _, _ in self.noproxy["removed"]),
         )
 
 

@@ -18,6 +18,7 @@ from typing_extensions import Annotated
 from . import render
 from .docs import matrix_markdown
 from .errors import EgressError
+from .noproxy import openshift_no_proxy
 from .project import Project, find_project, open_project
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -57,9 +58,13 @@ def matrix_command(
     project: ProjectOption = None,
 ) -> None:
     """Show the stack's resolved requirements: role, destination, protocol, ports, level, purpose, citation."""
-    _, _, reqs = _project(project).requirements(stack)
+    catalog, profile, reqs = _project(project).requirements(stack)
+    extras = {}
+    if "openshift" in profile.platforms and profile.openshift_platform:
+        # What OpenShift will bypass the proxy for (status.noProxy), so a firewall team sees the whole picture.
+        extras["openshiftNoProxy"] = openshift_no_proxy(catalog, profile)
     if fmt is MatrixFormat.json:
-        _out(render.requirements_json(stack, reqs))
+        _out(render.requirements_json(stack, reqs, extras))
     elif fmt is MatrixFormat.csv:
         _out(render.requirements_csv(reqs))
     elif fmt is MatrixFormat.md:
@@ -71,7 +76,10 @@ def matrix_command(
         for req in reqs:
             row = render.requirement_row(req)
             table.add_row(*(row[c] for c in render.COLUMNS))
-        Console(width=None if sys.stdout.isatty() else 200).print(table)
+        console = Console(width=None if sys.stdout.isatty() else 200)
+        console.print(table)
+        for key, value in extras.items():
+            console.print(f"{key}: {value}", highlight=False)
 
 
 @catalog_app.command("export")

@@ -47,6 +47,16 @@ def matrix_markdown(catalog: Catalog) -> str:
         source = catalog.sources[expansion.citation.source]
         lines.append("| " + " | ".join(_cell(x) for x in (f"`{expansion.host}`", implied, expansion.note or "—",
                                                            f"{source.doc} § {expansion.citation.section}")) + " |")
+    lines += ["", "## OpenShift automatic no-proxy entries", "",
+              "What the cluster-network-operator adds to Proxy `status.noProxy` by itself (sorted, de-duplicated, joined with ',').", "",
+              "| id | entry | when | note | citation |", "|---|---|---|---|---|"]
+    for rule in (*catalog.noproxy_rules, *catalog.noproxy_removed):
+        entry = f"`{rule.value}`" if rule.value else f"each of `egress-matrix:{rule.from_}`"
+        when = ", ".join(f"{k}={'/'.join(v) if isinstance(v, tuple) else v}" for k, v in rule.when.model_dump(exclude_none=True).items()) or "always"
+        if rule in catalog.noproxy_removed:
+            when = "**removed**: not emitted"
+        source = catalog.sources[rule.citation.source]
+        lines.append("| " + " | ".join(_cell(x) for x in (rule.id, entry, when, rule.note or "—", f"{source.doc} § {rule.citation.section}")) + " |")
     lines += ["", "## Placeholders", "", "| placeholder | filled from stack key | meaning |", "|---|---|---|"]
     for name, placeholder in sorted(PLACEHOLDERS.items()):
         lines.append(f"| `{{{name}}}` | `egress-matrix:{placeholder.stack_key}` | {_cell(placeholder.description)} |")

@@ -118,6 +118,29 @@ class HostExpansion(Strict):
     citation: Citation
 
 
+OpenShiftPlatform = Literal["AWS", "Azure", "GCP", "OpenStack", "VSphere", "BareMetal", "None", "Nutanix", "oVirt",
+                            "IBMCloud", "PowerVS", "KubeVirt", "AlibabaCloud", "External", "EquinixMetal", "Libvirt"]
+
+
+class NoProxyConditions(Strict):
+    platform: Optional[tuple[OpenShiftPlatform, ...]] = None
+    aws_region: Optional[str] = None
+    not_aws_region: Optional[str] = None
+    not_azure_cloud: Optional[str] = None
+    hypershift: Optional[bool] = None
+
+
+class NoProxyRule(Strict):
+    """One automatic OpenShift no-proxy entry: a literal ``value`` (placeholders allowed) or ``from`` a stack list."""
+
+    id: str = Field(pattern=SLUG)
+    value: Optional[str] = None
+    from_: Optional[Literal["machineCidrs", "serviceCidrs", "podCidrs"]] = Field(default=None, alias="from")
+    when: NoProxyConditions = NoProxyConditions()
+    note: Optional[str] = None
+    citation: Citation
+
+
 class AzureLocation(Strict):
     name: str = Field(pattern=r"^[a-z0-9]+$")
     service_tag: Optional[str] = Field(default=None, pattern=r"^[a-z0-9]+$")
@@ -133,6 +156,8 @@ class Catalog(Strict):
     expansions: tuple[HostExpansion, ...]
     azure_locations: dict[str, tuple[AzureLocation, ...]]  # cloud variant -> locations
     azure_locations_citation: tuple[Citation, ...] = ()
+    noproxy_rules: tuple[NoProxyRule, ...] = ()
+    noproxy_removed: tuple[NoProxyRule, ...] = ()
 
     def entry(self, entry_id: str) -> Entry:
         for entry in self.entries:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .addresses import AddressError, parse_cidr, parse_fqdn, parse_ip
 from .errors import ProfileError
-from .models import CloudVariant, Level, NodeOs
+from .models import CloudVariant, Level, NodeOs, OpenShiftPlatform
 
 PROJECT = "egress-matrix"
 
@@ -61,6 +61,9 @@ class Profile(BaseModel):
     pod_cidrs: tuple[str, ...] = Field((), alias="podCidrs", description="Pod (cluster) network CIDRs.")
     machine_cidrs: tuple[str, ...] = Field((), alias="machineCidrs", description="Machine (node) network CIDRs.")
     vsphere_endpoints: tuple[str, ...] = Field((), alias="vsphereEndpoints", description="vCenter API hosts the KKP seed manages.")
+    openshift_platform: Optional[OpenShiftPlatform] = Field(None, alias="openshiftPlatform", description="OpenShift infrastructure platform type (AWS, Azure, GCP, OpenStack, VSphere, BareMetal, None, ...).")
+    hypershift: bool = Field(False, alias="hypershift", description="OpenShift with hosted control planes (HyperShift).")
+    no_proxy: tuple[str, ...] = Field((), alias="noProxy", description="Extra no-proxy entries for the cluster-wide proxy (OpenShift Proxy spec.noProxy).")
     levels: tuple[Level, ...] = Field(("required", "recommended"), alias="levels", min_length=1, description="Requirement levels to include.")
     node_sources: tuple[str, ...] = Field((), alias="nodeSources", description="Source CIDRs of the role 'nodes'.")
     control_plane_sources: tuple[str, ...] = Field((), alias="controlPlaneSources", description="Source CIDRs of the role 'control-plane'.")

@@ -61,9 +61,9 @@ def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
 
 
-def requirements_json(stack: str, reqs: Iterable[Requirement]) -> str:
+def requirements_json(stack: str, reqs: Iterable[Requirement], extras: dict[str, Any] | None = None) -> str:
     reqs = list(reqs)
-    return to_json({"stack": stack, "count": len(reqs), "requirements": [requirement_json(r) for r in reqs]})
+    return to_json({"stack": stack, "count": len(reqs), **(extras or {}), "requirements": [requirement_json(r) for r in reqs]})
 
 
 def requirements_csv(reqs: Iterable[Requirement]) -> str:

@@ -41,6 +41,18 @@ def test_every_seed_row_is_in_the_matrix(table, catalog):
     images = {image for entry in catalog.entries for image in entry.images}
     missing_images = [image for image in data.get("images", []) if image not in images]
     assert not missing_images, f"{data['seed']}: images missing from the matrix: {missing_images}"
+    rules = [*catalog.noproxy_rules, *catalog.noproxy_removed]
+    known = {r.value for r in rules if r.value} | {f"from:{r.from_}" for r in rules if r.from_}
+    missing_noproxy = [value for value in data.get("noproxy", []) if value not in known]
+    assert not missing_noproxy, f"{data['seed']}: no-proxy entries missing from the matrix: {missing_noproxy}"
+
+
+def test_the_check_fails_when_an_entry_is_dropped(catalog):
+    table = yaml.safe_load((Path(__file__).parent / "seed_tables" / "004_aks.yaml").read_text())
+    row = next(r for r in table["rows"] if r["destination"] == "mcr-0001.mcr-msedge.net")
+    assert _covered(row, catalog)
+    pruned = catalog.model_copy(update={"entries": tuple(e for e in catalog.entries if e.id != "aks-public-mcr-edge")})
+    assert not _covered(row, pruned)
 
 
 def test_every_entry_cites_a_known_document(catalog):
@@ -54,5 +66,5 @@ def seed_counts() -> dict[str, int]:
     counts = {}
     for table in TABLES:
         data = yaml.safe_load(table.read_text())
-        counts[data["seed"]] = len(data["rows"]) + len(data.get("images", []))
+        counts[data["seed"]] = len(data["rows"]) + len(data.get("images", [])) + len(data.get("noproxy", []))
     return counts
