@@ -8,6 +8,7 @@ from pathlib import Path
 import pulumi
 
 from egress.catalog import load_catalog
+from egress.exports import allowlist_exports
 from egress.profile import PROJECT, profile_from_pulumi_config
 from egress.render import requirement_json
 from egress.resolve import resolve
@@ -22,3 +23,5 @@ requirements = resolve(catalog, profile, f"Pulumi config of stack '{stack}'", st
 
 pulumi.export("requirementCount", len(requirements))
 pulumi.export("requirements", [requirement_json(r) for r in requirements])
+# Addresses of this cluster that other teams must allow (IBM Cloud: gateway IPs, worker subnets, control plane).
+pulumi.export("allowlistExports", allowlist_exports(catalog, profile))

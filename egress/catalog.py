@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from .addresses import AddressError, classify, parse_destination, parse_port, parse_url
 from .errors import CatalogError
 from .gcpause import paused_gc
-from .models import DEFAULT_PORTS, AzureLocation, Catalog, Citation, Entry, HostExpansion, NoProxyRule, Source
+from .models import DEFAULT_PORTS, AllowlistExport, AzureLocation, Catalog, Citation, Entry, HostExpansion, NoProxyRule, Source
 from .placeholders import PLACEHOLDER, PLACEHOLDERS, names_in, with_samples
 
 SCHEMA_VERSION = 1
@@ -185,11 +185,12 @@ class _Collector:
         self.azure_citations: list[tuple[Citation, Path, str]] = []
         self.entry_files: dict[str, tuple[Path, str]] = {}
         self.noproxy: dict[str, list[tuple[NoProxyRule, Path, str]]] = {"rules": [], "removed": []}
+        self.exports: list[tuple[AllowlistExport, Path, str]] = []
 
     def add(self, path: Path, document: dict[str, Any]) -> None:
         kind = _header(document, path)
         allowed = {
-            "platform": {"schema", "kind", "platform", "title", "features", "defaults", "entries"},
+            "platform": {"schema", "kind", "platform", "title", "features", "defaults", "entries", "exports"},
             "sources": {"schema", "kind", "sources"},
             "expansions": {"schema", "kind", "expansions"},
             "azure-locations": {"schema", "kind", "citations", "locations"},
@@ -224,6 +225,12 @@ class _Collector:
                 raise CatalogError(path, "", f"features.{name}", name, f"feature already declared in {self.features[name][1]}",
                                    "declare each feature once")
             self.features[name] = (str(description), path)
+        for index, raw in enumerate(document.get("exports") or []):
+            where = _where(raw, f"exports[{index}] '{raw.get('id') if isinstance(raw, dict) else ''}'")
+            export = _validate(AllowlistExport, {**raw, "platform": platform} if isinstance(raw, dict) else raw, path, where)
+            if export.id in {e.id for e, _, _ in self.exports}:
+                raise CatalogError(path, where, "id", export.id, "duplicate export id", "give every export a unique id")
+            self.exports.append((export, path, where))
         defaults = dict(document.get("defaults") or {})
         entries = document.get("entries")
         if not isinstance(entries, list) or not entries:
@@ -317,6 +324,7 @@ class _Collector:
         citations += [(h.citation, p, w) for x, p, w in self.expansions for h in x.implies]
         citations += self.azure_citations
         citations += [(r.citation, p, w) for section in self.noproxy.values() for r, p, w in section]
+        citations += [(e.citation, p, w) for e, p, w in self.exports]
         for citation, path, where in citations:
             if citation.source not in self.sources:
                 raise CatalogError(path, where, "citation.source", citation.source, "unknown source",
@@ -334,6 +342,7 @@ class _Collector:
             expansions=tuple(sorted((x for x, _, _ in self.expansions), key=lambda x: x.host)),
             azure_locations=dict(sorted(self.azure_locations.items())),
             azure_locations_citation=tuple(c for c, _, _ in self.azure_citations),
+            exports=tuple(sorted((e for e, _, _ in self.exports), key=lambda e: e.id)),
             noproxy_rules=tuple(r for r, _, _ in self.noproxy["rules"]),
             noproxy_removed=tuple(r for r, _, _ in self.noproxy["removed"]),
         )

@@ -18,6 +18,7 @@ from typing_extensions import Annotated
 from . import render
 from .docs import matrix_markdown
 from .errors import EgressError
+from .exports import allowlist_exports
 from .noproxy import openshift_no_proxy
 from .project import Project, find_project, open_project
 
@@ -63,6 +64,9 @@ def matrix_command(
     if "openshift" in profile.platforms and profile.openshift_platform:
         # What OpenShift will bypass the proxy for (status.noProxy), so a firewall team sees the whole picture.
         extras["openshiftNoProxy"] = openshift_no_proxy(catalog, profile)
+    exports = allowlist_exports(catalog, profile)
+    if exports:
+        extras["allowlistExports"] = exports
     if fmt is MatrixFormat.json:
         _out(render.requirements_json(stack, reqs, extras))
     elif fmt is MatrixFormat.csv:
@@ -78,8 +82,11 @@ def matrix_command(
             table.add_row(*(row[c] for c in render.COLUMNS))
         console = Console(width=None if sys.stdout.isatty() else 200)
         console.print(table)
-        for key, value in extras.items():
-            console.print(f"{key}: {value}", highlight=False)
+        if "openshiftNoProxy" in extras:
+            console.print(f"OpenShift status.noProxy: {extras['openshiftNoProxy']}", highlight=False)
+        for export in exports:
+            values = ", ".join(export["values"]) or f"(not set: {export['missing']})"
+            console.print(f"Export for {export['allowlist']} ({export['direction']}): {values}", highlight=False)
 
 
 @catalog_app.command("export")

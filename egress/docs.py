@@ -47,6 +47,13 @@ def matrix_markdown(catalog: Catalog) -> str:
         source = catalog.sources[expansion.citation.source]
         lines.append("| " + " | ".join(_cell(x) for x in (f"`{expansion.host}`", implied, expansion.note or "—",
                                                            f"{source.doc} § {expansion.citation.section}")) + " |")
+    lines += ["", "## Allowlist exports", "",
+              "Addresses of the cluster that other teams must put in *their* allowlists; a stack exports them with its values.", "",
+              "| id | platform | values from | allowlist | direction | purpose | citation |", "|---|---|---|---|---|---|---|"]
+    for export in catalog.exports:
+        source = catalog.sources[export.citation.source]
+        lines.append("| " + " | ".join(_cell(x) for x in (export.id, export.platform, f"`egress-matrix:{export.values_from}`", export.allowlist,
+                                                           export.direction, export.purpose, f"{source.doc} § {export.citation.section}")) + " |")
     lines += ["", "## OpenShift automatic no-proxy entries", "",
               "What the cluster-network-operator adds to Proxy `status.noProxy` by itself (sorted, de-duplicated, joined with ',').", "",
               "| id | entry | when | note | citation |", "|---|---|---|---|---|"]

@@ -118,6 +118,19 @@ class HostExpansion(Strict):
     citation: Citation
 
 
+class AllowlistExport(Strict):
+    """A fact other teams need the other way round: an address set of this cluster that *their* allowlist must hold."""
+
+    id: str = Field(pattern=SLUG)
+    platform: str = Field(pattern=SLUG)
+    values_from: Literal["ibmPublicGatewayIps", "machineCidrs", "ibmControlPlaneCidrs"]
+    allowlist: str = Field(min_length=1)
+    direction: Literal["inbound", "outbound"]
+    purpose: str = Field(min_length=1)
+    citation: Citation
+    note: Optional[str] = None
+
+
 OpenShiftPlatform = Literal["AWS", "Azure", "GCP", "OpenStack", "VSphere", "BareMetal", "None", "Nutanix", "oVirt",
                             "IBMCloud", "PowerVS", "KubeVirt", "AlibabaCloud", "External", "EquinixMetal", "Libvirt"]
 
@@ -156,6 +169,7 @@ class Catalog(Strict):
     expansions: tuple[HostExpansion, ...]
     azure_locations: dict[str, tuple[AzureLocation, ...]]  # cloud variant -> locations
     azure_locations_citation: tuple[Citation, ...] = ()
+    exports: tuple[AllowlistExport, ...] = ()
     noproxy_rules: tuple[NoProxyRule, ...] = ()
     noproxy_removed: tuple[NoProxyRule, ...] = ()
 

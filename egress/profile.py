@@ -47,6 +47,8 @@ class Profile(BaseModel):
     ibm_registry_regions: tuple[str, ...] = Field((), alias="ibmRegistryRegions", description="IBM Cloud Container Registry regions the workstations use (global, us-south, ...).")
     ibm_master_ip: Optional[str] = Field(None, alias="ibmMasterIp", description="IP of the IBM cluster master URL (for calicoctl).")
     ibm_etcd_port: Optional[int] = Field(None, alias="ibmEtcdPort", ge=1, le=65535, description="etcd port of the IBM cluster master (kubectl get cm -n kube-system cluster-info).")
+    ibm_public_gateway_ips: tuple[str, ...] = Field((), alias="ibmPublicGatewayIps", description="Floating IPs of the public gateways on the cluster's VPC subnets (exported for other teams' allowlists).")
+    ibm_control_plane_cidrs: tuple[str, ...] = Field((), alias="ibmControlPlaneCidrs", description="IBM control plane CIDRs of the cluster's region (IBM-Cloud/kube-samples iam-firewall-ips; bare IPs as /32).")
     features: tuple[str, ...] = Field((), alias="features", description="Enabled features and add-ons (see docs/MATRIX.md).")
     node_os: tuple[NodeOs, ...] = Field(("ubuntu",), alias="nodeOs", description="Node operating systems in the cluster.")
     private_cluster: bool = Field(False, alias="privateCluster", description="The API server is reachable only privately.")
@@ -71,13 +73,13 @@ class Profile(BaseModel):
     bastion_sources: tuple[str, ...] = Field((), alias="bastionSources", description="Source CIDRs of the role 'bastion'.")
     workstation_sources: tuple[str, ...] = Field((), alias="workstationSources", description="Source CIDRs of the role 'workstation'.")
 
-    @field_validator("service_cidrs", "pod_cidrs", "machine_cidrs", "region_cidrs", "node_sources",
+    @field_validator("service_cidrs", "pod_cidrs", "machine_cidrs", "region_cidrs", "ibm_control_plane_cidrs", "node_sources",
                      "control_plane_sources", "seed_sources", "bastion_sources", "workstation_sources")
     @classmethod
     def _cidrs(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         return _cidr_list(values)
 
-    @field_validator("custom_dns_ips")
+    @field_validator("custom_dns_ips", "ibm_public_gateway_ips")
     @classmethod
     def _ips(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         for value in values:

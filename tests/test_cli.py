@@ -34,7 +34,7 @@ def test_ibm_workstation_matrix_is_exact(run_cli):
     rows = [(r["role"], r["destination"], r["protocol"], r["ports"]) for r in csv.DictReader(io.StringIO(out))]
     assert rows == [
         ("workstation", "*.us-south.containers.cloud.ibm.com", "https", "30000-32767"),
-        ("workstation", "169.61.1.10", "tcp", "31250"),
+        ("workstation", "198.51.100.10", "tcp", "31250"),
         ("workstation", "cloud.ibm.com", "https", "443"),
         ("workstation", "containers.cloud.ibm.com", "https", "443"),
         ("workstation", "icr.io", "https", "443"),
@@ -90,3 +90,23 @@ def test_docs_check_detects_drift(run_cli, project_copy):
     assert code == 1 and "out of date" in err
     assert run_cli("docs", "matrix", "--project", str(project_copy))[0] == 0
     assert run_cli("docs", "matrix", "--check", "--project", str(project_copy))[0] == 0
+
+
+def test_ibm_stack_exports_its_addresses_for_other_allowlists(run_cli):
+    code, out, _ = run_cli("matrix", "--stack", "ibm-vpc", "--format", "json", "--project", str(ROOT))
+    exports = {e["id"]: (e["direction"], e["values"]) for e in json.loads(out)["allowlistExports"]}
+    assert exports == {
+        "ibm-control-plane-for-iam": ("inbound", ["198.51.100.0/28", "198.51.100.64/28"]),
+        "ibm-gateway-ips-for-iam": ("inbound", ["203.0.113.11", "203.0.113.12", "203.0.113.13"]),
+        "ibm-gateway-ips-for-other-services": ("inbound", ["203.0.113.11", "203.0.113.12", "203.0.113.13"]),
+        "ibm-worker-subnets-for-iam": ("inbound", ["10.240.0.0/24", "10.240.64.0/24", "10.240.128.0/24"]),
+        "ibm-worker-subnets-for-other-services": ("outbound", ["10.240.0.0/24", "10.240.64.0/24", "10.240.128.0/24"]),
+    }
+
+
+def test_unset_export_says_which_key_to_set(run_cli, project_copy):
+    stack = project_copy / "stacks" / "Pulumi.ibm-vpc.yaml"
+    stack.write_text(stack.read_text().replace("  egress-matrix:ibmControlPlaneCidrs: [198.51.100.0/28, 198.51.100.64/28]\n", ""))
+    code, out, _ = run_cli("matrix", "--stack", "ibm-vpc", "--format", "json", "--project", str(project_copy))
+    export = next(e for e in json.loads(out)["allowlistExports"] if e["id"] == "ibm-control-plane-for-iam")
+    assert code == 0 and export["values"] == [] and export["missing"] == "set egress-matrix:ibmControlPlaneCidrs"

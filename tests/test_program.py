@@ -10,6 +10,7 @@ import pulumi
 import pytest
 import yaml
 
+from egress.exports import allowlist_exports
 from egress.project import open_project
 from egress.render import requirement_json
 
@@ -48,6 +49,8 @@ def test_program_exports_the_resolved_matrix(stack, loop, monkeypatch):
     original = pulumi.export
     monkeypatch.setattr(pulumi, "export", lambda name, value: (outputs.__setitem__(name, value), original(name, value)))
     runpy.run_path(str(ROOT / "__main__.py"))
-    _, _, expected = open_project(ROOT).requirements(stack)
+    catalog, profile, expected = open_project(ROOT).requirements(stack)
     assert outputs["requirementCount"] == len(expected)
     assert outputs["requirements"] == [requirement_json(r) for r in expected]
+    assert outputs["allowlistExports"] == allowlist_exports(catalog, profile)
+    assert bool(outputs["allowlistExports"]) is (stack == "ibm-vpc")
