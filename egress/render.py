@@ -10,7 +10,7 @@ from .addresses import format_ports
 from .catalog import export_entry
 from .models import Catalog, Requirement
 
-COLUMNS = ("role", "destination", "kind", "protocol", "ports", "level", "purpose", "citation")
+COLUMNS = ("role", "destination", "kind", "protocol", "ports", "level", "purpose", "citation", "choice")
 
 
 def requirement_row(req: Requirement) -> dict[str, str]:
@@ -23,6 +23,7 @@ def requirement_row(req: Requirement) -> dict[str, str]:
         "level": req.level,
         "purpose": "; ".join(req.purposes),
         "citation": "; ".join(f"{doc} § {section}" for doc, section in req.citations),
+        "choice": req.chosen or "",  # which alternative was picked, and what else would do
     }
 
 

@@ -23,7 +23,7 @@ def test_matrix_defaults_to_dev_and_finds_the_project_from_a_subdirectory(run_cl
     code, out, _ = run_cli("matrix", "--format", "csv", cwd=ROOT / "egress")
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert list(rows[0]) == ["role", "destination", "kind", "protocol", "ports", "level", "purpose", "citation"]
+    assert list(rows[0]) == ["role", "destination", "kind", "protocol", "ports", "level", "purpose", "citation", "choice"]
     assert {"role": "seed", "destination": "ec2.eu-central-1.amazonaws.com", "protocol": "https", "ports": "443"}.items() <= rows[
         [r["destination"] for r in rows].index("ec2.eu-central-1.amazonaws.com")].items()
 
@@ -40,6 +40,14 @@ def test_ibm_workstation_matrix_is_exact(run_cli):
         ("workstation", "icr.io", "https", "443"),
         ("workstation", "us.icr.io", "https", "443"),
     ]
+
+
+def test_the_chosen_alternative_is_visible_in_csv(run_cli):
+    code, out, _ = run_cli("matrix", "--stack", "aks-china", "--format", "csv", "--project", str(ROOT))
+    tunnel = [r for r in csv.DictReader(io.StringIO(out)) if r["ports"] == "1194"]
+    assert [r["destination"] for r in tunnel] == ["198.51.100.0/24", "203.0.113.0/24"]
+    assert tunnel[0]["choice"] == ("narrowest of 3 resolvable options; also allowed: AzureCloud.chinaeast2 (service-tag); * (any); "
+                                   "not resolvable here: {api_server_ip} (set egress-matrix:apiServerIp)")
 
 
 def test_table_and_markdown_formats(run_cli):
