@@ -54,3 +54,29 @@ def test_program_exports_the_resolved_matrix(stack, loop, monkeypatch):
     assert outputs["requirements"] == [requirement_json(r) for r in expected]
     assert outputs["allowlistExports"] == allowlist_exports(catalog, profile)
     assert bool(outputs["allowlistExports"]) is (stack == "ibm-vpc")
+
+
+class RecordingMocks(Mocks):
+    def __init__(self):
+        self.registered = []
+
+    def new_resource(self, args):
+        self.registered.append(args.typ)
+        return super().new_resource(args)
+
+
+def test_bad_stack_config_fails_with_one_message_and_registers_nothing(loop, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project="egress-matrix", stack="dev", preview=False)
+    config = stack_config("dev")
+    config["egress-matrix:location"] = "atlantis"
+    pulumi.runtime.set_all_config(config)
+    exported = []
+    monkeypatch.setattr(pulumi, "export", lambda name, value: exported.append(name))
+    with pytest.raises(pulumi.RunError) as info:
+        runpy.run_path(str(ROOT / "__main__.py"))
+    message = str(info.value)
+    assert message.startswith("ProfileError: Pulumi config of stack 'dev': stack 'dev': field 'config.egress-matrix:location' = 'atlantis'")
+    assert "unknown location for cloud azure-public" in message
+    assert exported == [] and mocks.registered == []
