@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from .models import Catalog
-from .profile import PROJECT, Profile, _attr_of
+from .profile import PROJECT, Profile, attribute_for_key
 
 
 def allowlist_exports(catalog: Catalog, profile: Profile) -> list[dict[str, Any]]:
@@ -13,7 +13,7 @@ def allowlist_exports(catalog: Catalog, profile: Profile) -> list[dict[str, Any]
     for export in catalog.exports:
         if export.platform not in profile.platforms:
             continue
-        values = list(getattr(profile, _attr_of(export.values_from)))
+        values = list(getattr(profile, attribute_for_key(export.values_from)))
         source = catalog.sources[export.citation.source]
         record: dict[str, Any] = {
             "id": export.id, "allowlist": export.allowlist, "direction": export.direction, "values": values,

@@ -8,7 +8,7 @@ from typing import Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .addresses import DestinationKind, PortRange
+from .addresses import DestinationKind, PortRange, format_ports
 
 Protocol = Literal["http", "https", "tcp", "udp"]
 Level = Literal["required", "recommended", "optional"]
@@ -216,6 +216,4 @@ class Requirement(Strict):
 
     @property
     def key(self) -> tuple[str, str, str, str]:
-        from .addresses import format_ports
-
         return (self.role, self.destination, self.protocol, format_ports(self.ports))

@@ -109,7 +109,7 @@ class Profile(BaseModel):
 
     # -- derived values -------------------------------------------------------------------------
     def role_sources(self, role: str) -> tuple[str, ...]:
-        return getattr(self, _attr_of(ROLE_SOURCE_KEYS[role]))
+        return getattr(self, attribute_for_key(ROLE_SOURCE_KEYS[role]))
 
     @property
     def offline(self) -> bool:
@@ -165,7 +165,8 @@ def config_keys() -> dict[str, dict[str, Any]]:
     return declarations
 
 
-def _attr_of(key: str) -> str:
+def attribute_for_key(key: str) -> str:
+    """The Profile attribute behind a stack key (``nodeSources`` -> ``node_sources``)."""
     for name, field in Profile.model_fields.items():
         if field.alias == key:
             return name

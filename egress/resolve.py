@@ -101,10 +101,7 @@ def _resolve_option(destination: str, kind: str | None, protocol: str, ports: It
         else:
             resolved.append(text)
             resolved_kind = effective
-    port_ranges = []
-    for item in ports:
-        for filled in (_fill(item, values) if isinstance(item, str) else [item]):
-            port_ranges.append(parse_port(int(filled) if isinstance(filled, str) and filled.isdigit() else filled))
+    port_ranges = [parse_port(filled) for item in ports for filled in (_fill(item, values) if isinstance(item, str) else [item])]
     option = ResolvedAlternative(kind=resolved_kind, destinations=tuple(resolved), protocol=protocol,  # type: ignore[arg-type]
                                  ports=normalize_ports(port_ranges), note=note)
     return option, [], tuple(sorted(set(paths)))
