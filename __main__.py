@@ -1,12 +1,13 @@
-"""egress-matrix Pulumi program: stack config -> core -> (components) -> exports.
+"""egress-matrix Pulumi program: stack config -> core -> components -> exports.
 
-Components for Azure Firewall, AWS and Kubernetes are added by their issues; today the program resolves the
-stack's required-endpoint matrix and exports it, so `pulumi preview` shows exactly what the stack needs.
+The stack's required-endpoint matrix is resolved, exported, and compiled for each enforcement target the stack
+lists in `egress-matrix:targets` (today: azure; AWS and Kubernetes arrive with their issues).
 """
 from pathlib import Path
 
 import pulumi
 
+from egress.azure import check_deploy_settings, compile_azure
 from egress.catalog import load_catalog
 from egress.errors import EgressError
 from egress.exports import allowlist_exports
@@ -21,6 +22,10 @@ try:
     catalog = load_catalog(ROOT / "matrix")
     profile = profile_from_pulumi_config(pulumi.Config(PROJECT).get, stack)
     requirements = resolve(catalog, profile, f"Pulumi config of stack '{stack}'", stack)
+    azure_plan = None
+    if "azure" in profile.targets:
+        check_deploy_settings(profile)
+        azure_plan = compile_azure(catalog, profile, requirements)
 except EgressError as exc:
     # RunError: Pulumi shows the message alone (no traceback); nothing has been registered at this point.
     raise pulumi.RunError(f"{type(exc).__name__}: {exc}") from None
@@ -29,3 +34,12 @@ pulumi.export("requirementCount", len(requirements))
 pulumi.export("requirements", [requirement_json(r) for r in requirements])
 # Addresses of this cluster that other teams must allow (IBM Cloud: gateway IPs, worker subnets, control plane).
 pulumi.export("allowlistExports", allowlist_exports(catalog, profile))
+
+if azure_plan is not None:
+    from components.azure_firewall import AzureFirewallEgress
+
+    firewall = AzureFirewallEgress("egress", azure_plan, resource_group_name=profile.azure_resource_group,
+                                   location=profile.location, existing_policy_id=profile.azure_policy_id)
+    pulumi.export("azureFirewallPolicyId", firewall.policy_id)
+    pulumi.export("azureRuleCollectionGroups", firewall.rule_collection_groups)
+    pulumi.export("azureRuleCounts", firewall.rule_counts)

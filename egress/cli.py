@@ -17,6 +17,7 @@ from typing_extensions import Annotated
 
 from . import render
 from .docs import matrix_markdown
+from .azure import compile_azure, offline_ip_group_ids, plan_bodies
 from .errors import EgressError
 from .exports import allowlist_exports
 from .noproxy import openshift_no_proxy
@@ -87,6 +88,30 @@ def matrix_command(
         for export in exports:
             values = ", ".join(export["values"]) or f"(not set: {export['missing']})"
             console.print(f"Export for {export['allowlist']} ({export['direction']}): {values}", highlight=False)
+
+
+class Target(str, Enum):
+    azure = "azure"
+
+
+@app.command("render")
+def render_command(
+    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    target: Annotated[Target, typer.Option("--target", "-t", help="Enforcement target to render.")] = Target.azure,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory; files go to OUT/<target>/.", file_okay=False)] = Path("out"),
+    project: ProjectOption = None,
+) -> None:
+    """Write what a target would deploy, offline: for azure, each rule collection group's REST body."""
+    catalog, profile, reqs = _project(project).requirements(stack)
+    plan = compile_azure(catalog, profile, reqs)
+    bodies = plan_bodies(plan, offline_ip_group_ids(plan, profile))
+    directory = out / target.value
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.json"):
+        stale.unlink()
+    for body in bodies:
+        (directory / f"{body['name']}.json").write_text(render.to_json(body), encoding="utf-8")
+    Console(stderr=True).print(f"wrote {len(bodies)} rule collection group(s), {sum(g.rule_count for g in plan.groups)} rules, to {directory}")
 
 
 @catalog_app.command("export")

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Literal, Mapping, Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .addresses import AddressError, parse_cidr, parse_fqdn, parse_ip
 from .errors import ProfileError
-from .models import CloudVariant, Level, NodeOs, OpenShiftPlatform
+from .models import CloudVariant, Level, NodeOs, OpenShiftPlatform, Role
 
 PROJECT = "egress-matrix"
 
@@ -66,6 +66,18 @@ class Profile(BaseModel):
     openshift_platform: Optional[OpenShiftPlatform] = Field(None, alias="openshiftPlatform", description="OpenShift infrastructure platform type (AWS, Azure, GCP, OpenStack, VSphere, BareMetal, None, ...).")
     hypershift: bool = Field(False, alias="hypershift", description="OpenShift with hosted control planes (HyperShift).")
     no_proxy: tuple[str, ...] = Field((), alias="noProxy", description="Extra no-proxy entries for the cluster-wide proxy (OpenShift Proxy spec.noProxy).")
+    targets: tuple[Literal["azure"], ...] = Field((), alias="targets", description="Enforcement targets the program deploys (azure; aws and kubernetes arrive with their issues).")
+    azure_roles: tuple[Role, ...] = Field(("nodes",), alias="azureRoles", description="Roles whose egress the Azure Firewall enforces.")
+    azure_policy_id: Optional[str] = Field(None, alias="azurePolicyId", pattern=r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/firewallPolicies/[^/]+$",
+                                           description="Attach to this existing Firewall Policy (resource id) instead of creating one.")
+    azure_resource_group: Optional[str] = Field(None, alias="azureResourceGroup", pattern=r"^[-\w._()]{1,90}$", description="Resource group for the Firewall Policy, rule collection groups and IP Groups.")
+    azure_dns_proxy: bool = Field(False, alias="azureDnsProxy", description="The policy's DNS proxy is on, so network rules may use FQDNs (no wildcards).")
+    azure_fqdn_tag: bool = Field(False, alias="azureFqdnTag", description="Allow core AKS through the AzureKubernetesService FQDN tag (add-on endpoints stay explicit).")
+    azure_priority_base: int = Field(1000, alias="azurePriorityBase", ge=400, le=64000, description="Priority of the first rule collection group; each platform band adds 100.")
+    azure_existing_priorities: tuple[int, ...] = Field((), alias="azureExistingPriorities", description="Priorities of rule collection groups already on the policy (must not clash).")
+    azure_ip_groups: bool = Field(True, alias="azureIpGroups", description="Create one IP Group per role and use it as the rule source (else source CIDRs inline).")
+    azure_subscription_id: Optional[str] = Field(None, alias="azureSubscriptionId", pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+                                                 description="Subscription of the resource group (offline render writes IP Group resource ids with it).")
     levels: tuple[Level, ...] = Field(("required", "recommended"), alias="levels", min_length=1, description="Requirement levels to include.")
     node_sources: tuple[str, ...] = Field((), alias="nodeSources", description="Source CIDRs of the role 'nodes'.")
     control_plane_sources: tuple[str, ...] = Field((), alias="controlPlaneSources", description="Source CIDRs of the role 'control-plane'.")
@@ -153,7 +165,8 @@ def config_keys() -> dict[str, dict[str, Any]]:
     for name, field in Profile.model_fields.items():
         annotation = str(field.annotation)
         if "tuple" in annotation:
-            decl: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+            item = "integer" if "tuple[int" in annotation else "string"
+            decl: dict[str, Any] = {"type": "array", "items": {"type": item}}
         elif "bool" in annotation:
             decl = {"type": "boolean"}
         elif "int" in annotation:

@@ -1,0 +1,1 @@
+"""Pulumi ComponentResources: thin adapters from the core's compiled plans to provider resources."""

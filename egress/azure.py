@@ -1,0 +1,334 @@
+"""Compile a stack's requirements into an Azure Firewall Policy plan (pure; facts: reference/azure-firewall.md).
+
+Layout: one rule collection group (RCG) per platform band, each with a network collection (priority 100,
+evaluated first by Azure anyway) and an application collection (priority 200). Rules are merged by
+(source role, protocol/ports [, destination family]) so each group holds the fewest rules; every list is
+sorted, because each RCG is written as one PUT and order churn means a rewrite.
+
+Destination choice per requirement: the narrowest alternative Azure can express.
+- HTTP/HTTPS to an FQDN or a left-most ``*.`` wildcard -> application rule (never terminateTLS).
+- IP / CIDR / service tag / ``*``, and every TCP/UDP requirement -> network rule.
+- FQDNs in network rules only with the policy's DNS proxy on, never wildcards.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Literal, Optional
+
+from pydantic import Field
+
+from .addresses import PortRange, format_ports, normalize_ports, parse_port
+from .errors import EgressError
+from .models import Catalog, Requirement, ResolvedAlternative, Strict
+from .profile import ROLE_SOURCE_KEYS, Profile
+
+# Fixed bands: a platform's RCG priority never depends on which other platforms a stack runs.
+PLATFORM_BANDS = {"aks": 0, "kkp": 1, "openshift": 2, "ibm-vpc": 3}
+NETWORK_COLLECTION_PRIORITY = 100
+APPLICATION_COLLECTION_PRIORITY = 200
+MAX_RCG_BYTES = 2 * 1024 * 1024
+MAX_RCGS_PER_POLICY = 50
+MAX_APP_RULE_PORT = 64000  # FirewallPolicyRuleApplicationProtocol.port maximum in the REST model
+FQDN_TAG = "AzureKubernetesService"
+
+
+class AzureCompileError(EgressError):
+    """The stack's requirements cannot be expressed on Azure Firewall as configured."""
+
+
+class ApplicationRule(Strict):
+    name: str
+    role: str
+    protocols: tuple[tuple[Literal["Http", "Https"], int], ...]
+    target_fqdns: tuple[str, ...] = ()
+    fqdn_tags: tuple[str, ...] = ()
+    description: str = ""
+
+
+class NetworkRule(Strict):
+    name: str
+    role: str
+    ip_protocols: tuple[Literal["TCP", "UDP"], ...]
+    destination_ports: tuple[str, ...]
+    destination_addresses: tuple[str, ...] = ()
+    destination_fqdns: tuple[str, ...] = ()
+    description: str = ""
+
+
+class RuleCollection(Strict):
+    name: str
+    priority: int
+    rule_type: Literal["NetworkRule", "ApplicationRule"]
+    rules: tuple[ApplicationRule | NetworkRule, ...]
+
+
+class RuleCollectionGroup(Strict):
+    name: str
+    platform: str
+    priority: int
+    collections: tuple[RuleCollection, ...]
+
+    @property
+    def rule_count(self) -> int:
+        return sum(len(c.rules) for c in self.collections)
+
+
+class Choice(Strict):
+    """Which destination Azure uses for a requirement, when it is not the resolver's first choice."""
+
+    requirement: str
+    used: str
+    reason: str
+
+
+class AzurePlan(Strict):
+    groups: tuple[RuleCollectionGroup, ...]
+    ip_groups: dict[str, tuple[str, ...]]  # role -> CIDRs (created when the stack uses IP Groups)
+    role_sources: dict[str, tuple[str, ...]]
+    use_ip_groups: bool
+    dns_proxy: bool
+    choices: tuple[Choice, ...] = ()
+    minimum_rules: int = Field(0, description="Rules after merging, the theoretical minimum for this layout")
+
+
+def _requirement_label(req: Requirement) -> str:
+    return f"{req.role} -> {req.destination} {req.protocol}/{format_ports(req.ports)} (entries: {', '.join(req.entry_ids)})"
+
+
+def _options(req: Requirement) -> list[ResolvedAlternative]:
+    if req.alternatives:
+        return list(req.alternatives)
+    return [ResolvedAlternative(kind=req.kind, destinations=(req.destination,), protocol=req.protocol, ports=req.ports)]
+
+
+def _app_wildcard_ok(destination: str) -> bool:
+    """Application rules take '*' only as the whole left-most label ('*.x.com'); 'md-*.x' is not expressible."""
+    first = destination.split(".", 1)[0]
+    return "*" not in destination or first == "*"
+
+
+def _azure_form(option: ResolvedAlternative, dns_proxy: bool) -> Optional[str]:
+    """'application', 'network-address', 'network-fqdn' or None if Azure cannot express this option."""
+    if option.protocol in ("http", "https") and option.kind in ("fqdn", "wildcard"):
+        if all(_app_wildcard_ok(d) for d in option.destinations) and all(p.end <= MAX_APP_RULE_PORT for p in option.ports):
+            return "application"
+        return None
+    if option.kind in ("ip", "cidr", "service-tag", "any"):
+        return "network-address"
+    if option.kind == "fqdn" and dns_proxy:
+        return "network-fqdn"
+    return None
+
+
+def _core_aks(req: Requirement, catalog: Catalog) -> bool:
+    entries = [catalog.entry(entry_id) for entry_id in req.entry_ids]
+    return all(e.platform == "aks" and e.feature is None for e in entries) and not req.via
+
+
+def _band(platforms: Iterable[str]) -> str:
+    known = [p for p in platforms if p in PLATFORM_BANDS]
+    if not known:
+        raise AzureCompileError(f"platform(s) {', '.join(platforms)} have no Azure priority band. Fix: add them to PLATFORM_BANDS in egress/azure.py")
+    return min(known, key=PLATFORM_BANDS.__getitem__)
+
+
+def _describe(purposes: Iterable[str]) -> str:
+    text = "; ".join(sorted(set(purposes)))
+    return text if len(text) <= 1024 else text[:1021] + "..."
+
+
+def compile_azure(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> AzurePlan:
+    """The Azure Firewall plan for the requirements of the roles the stack enforces on Azure."""
+    roles = profile.azure_roles
+    app: dict[tuple[str, str, tuple], dict[str, Any]] = {}
+    net: dict[tuple[str, str, tuple, str, str], dict[str, Any]] = {}
+    tag: dict[tuple[str, str], dict[str, Any]] = {}
+    choices: list[Choice] = []
+    for req in requirements:
+        if req.role not in roles:
+            continue
+        band = _band(req.platforms)
+        if profile.azure_fqdn_tag and req.protocol in ("http", "https") and req.kind in ("fqdn", "wildcard") and _core_aks(req, catalog):
+            bucket = tag.setdefault((band, req.role), {"protocols": set(), "purposes": set()})
+            bucket["protocols"].update((req.protocol.capitalize(), p.start) for p in req.ports)
+            bucket["purposes"].update(req.purposes)
+            continue
+        option = next((o for o in _options(req) if _azure_form(o, profile.azure_dns_proxy)), None)
+        if option is None:
+            fqdn_tcp = req.kind == "fqdn" and req.protocol in ("tcp", "udp")
+            fix = ("enable the policy's DNS proxy (egress-matrix:azureDnsProxy: true) so network rules may use FQDNs, "
+                   "or give the destination as an IP/CIDR in the stack") if fqdn_tcp else (
+                   "Azure application rules take '*' only as the whole left-most label; drop the entry's level from "
+                   "egress-matrix:levels or add a supported alternative to the matrix entry")
+            raise AzureCompileError(f"requirement {_requirement_label(req)} cannot be expressed on Azure Firewall. Fix: {fix}")
+        first = _options(req)[0]
+        if option != first:
+            choices.append(Choice(requirement=_requirement_label(req), used=", ".join(option.destinations),
+                                  reason=f"Azure cannot express {', '.join(first.destinations)} ({first.kind}) as configured"))
+        form = _azure_form(option, profile.azure_dns_proxy)
+        if form == "application":
+            protocols = tuple(sorted((option.protocol.capitalize(), p.start) for p in option.ports))
+            bucket = app.setdefault((band, req.role, protocols), {"fqdns": set(), "purposes": set()})
+            bucket["fqdns"].update(option.destinations)
+        else:
+            ip_protocol = "UDP" if option.protocol == "udp" else "TCP"
+            ports = tuple(str(p) for p in option.ports)
+            family = "fqdns" if form == "network-fqdn" else "addresses"
+            bucket = net.setdefault((band, req.role, ports, ip_protocol, family), {"destinations": set(), "purposes": set()})
+            bucket["destinations"].update(option.destinations)
+        bucket["purposes"].update(req.purposes)
+
+    groups = []
+    for band in sorted({k[0] for k in [*app, *net, *tag]}, key=PLATFORM_BANDS.__getitem__):
+        network_rules = [
+            NetworkRule(name=f"{role}-{proto.lower()}-{'_'.join(ports)}-{family}", role=role, ip_protocols=(proto,),
+                        destination_ports=ports, description=_describe(b["purposes"]),
+                        **({"destination_fqdns": tuple(sorted(b["destinations"]))} if family == "fqdns"
+                           else {"destination_addresses": tuple(sorted(b["destinations"]))}))
+            for (b_band, role, ports, proto, family), b in net.items() if b_band == band
+        ]
+        application_rules = [
+            ApplicationRule(name=f"{role}-{'_'.join(f'{p.lower()}-{n}' for p, n in protocols)}", role=role, protocols=protocols,
+                            target_fqdns=tuple(sorted(b["fqdns"])), description=_describe(b["purposes"]))
+            for (b_band, role, protocols), b in app.items() if b_band == band
+        ]
+        application_rules += [
+            ApplicationRule(name=f"{role}-fqdn-tag-{FQDN_TAG.lower()}", role=role, protocols=tuple(sorted(b["protocols"])),
+                            fqdn_tags=(FQDN_TAG,), description=_describe(b["purposes"]))
+            for (b_band, role), b in tag.items() if b_band == band
+        ]
+        collections = []
+        if network_rules:
+            collections.append(RuleCollection(name=f"{band}-network", priority=NETWORK_COLLECTION_PRIORITY, rule_type="NetworkRule",
+                                              rules=tuple(sorted(network_rules, key=lambda r: r.name))))
+        if application_rules:
+            collections.append(RuleCollection(name=f"{band}-application", priority=APPLICATION_COLLECTION_PRIORITY, rule_type="ApplicationRule",
+                                              rules=tuple(sorted(application_rules, key=lambda r: r.name))))
+        priority = profile.azure_priority_base + 100 * PLATFORM_BANDS[band]
+        groups.append(RuleCollectionGroup(name=f"egress-{band}", platform=band, priority=priority, collections=tuple(collections)))
+
+    used_roles = sorted({r.role for g in groups for c in g.collections for r in c.rules})
+    role_sources = {}
+    for role in used_roles:
+        sources = profile.role_sources(role)
+        if not sources:
+            raise AzureCompileError(f"role '{role}' has rules but no source CIDRs. Fix: set egress-matrix:{ROLE_SOURCE_KEYS[role]} in the stack")
+        role_sources[role] = sources
+    plan = AzurePlan(
+        groups=tuple(groups), ip_groups=dict(role_sources) if profile.azure_ip_groups else {}, role_sources=role_sources,
+        use_ip_groups=profile.azure_ip_groups, dns_proxy=profile.azure_dns_proxy, choices=tuple(choices),
+        minimum_rules=len(app) + len(net) + len(tag),
+    )
+    _check_limits(plan, profile)
+    return plan
+
+
+def _check_limits(plan: AzurePlan, profile: Profile) -> None:
+    if len(plan.groups) + len(profile.azure_existing_priorities) > MAX_RCGS_PER_POLICY:
+        raise AzureCompileError(f"{len(plan.groups)} rule collection groups plus {len(profile.azure_existing_priorities)} existing exceed "
+                                f"{MAX_RCGS_PER_POLICY} per policy. Fix: use a separate policy for some platforms")
+    for group in plan.groups:
+        if not 100 <= group.priority <= 65000:
+            raise AzureCompileError(f"rule collection group {group.name}: priority {group.priority} is outside 100-65000. "
+                                    "Fix: lower egress-matrix:azurePriorityBase")
+        if group.priority in profile.azure_existing_priorities:
+            raise AzureCompileError(f"rule collection group {group.name}: priority {group.priority} clashes with a group already on the "
+                                    "policy (egress-matrix:azureExistingPriorities). Fix: move egress-matrix:azurePriorityBase to a free band")
+        size = len(json.dumps(rcg_body(group, plan, _size_probe_ids(plan)), separators=(",", ":")).encode())
+        if size > MAX_RCG_BYTES:
+            raise AzureCompileError(f"rule collection group {group.name} is {size:,} bytes, over Azure's 2 MB limit. "
+                                    "Fix: enable the AzureKubernetesService FQDN tag (azureFqdnTag), or split the platform's features across stacks")
+
+
+def _size_probe_ids(plan: AzurePlan) -> dict[str, str]:
+    # A realistic-length resource id per role, so the size check holds for the real body.
+    return {role: "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/" + "r" * 90 +
+            f"/providers/Microsoft.Network/ipGroups/egress-{role}" for role in plan.ip_groups}
+
+
+def ip_group_name(role: str) -> str:
+    return f"egress-{role}"
+
+
+def ip_group_id(subscription: str, resource_group: str, role: str) -> str:
+    return f"/subscriptions/{subscription}/resourceGroups/{resource_group}/providers/Microsoft.Network/ipGroups/{ip_group_name(role)}"
+
+
+def _sources(role: str, plan: AzurePlan, ip_group_ids: dict[str, str]) -> dict[str, list[str]]:
+    if plan.use_ip_groups:
+        return {"sourceIpGroups": [ip_group_ids[role]]}
+    return {"sourceAddresses": list(plan.role_sources[role])}
+
+
+def rule_body(rule: ApplicationRule | NetworkRule, plan: AzurePlan, ip_group_ids: dict[str, str]) -> dict[str, Any]:
+    if isinstance(rule, ApplicationRule):
+        body: dict[str, Any] = {
+            "ruleType": "ApplicationRule", "name": rule.name, "description": rule.description,
+            "protocols": [{"protocolType": p, "port": n} for p, n in rule.protocols],
+            **_sources(rule.role, plan, ip_group_ids), "terminateTLS": False,
+        }
+        if rule.target_fqdns:
+            body["targetFqdns"] = list(rule.target_fqdns)
+        if rule.fqdn_tags:
+            body["fqdnTags"] = list(rule.fqdn_tags)
+        return body
+    body = {
+        "ruleType": "NetworkRule", "name": rule.name, "description": rule.description,
+        "ipProtocols": list(rule.ip_protocols), **_sources(rule.role, plan, ip_group_ids),
+        "destinationPorts": list(rule.destination_ports),
+    }
+    if rule.destination_addresses:
+        body["destinationAddresses"] = list(rule.destination_addresses)
+    if rule.destination_fqdns:
+        body["destinationFqdns"] = list(rule.destination_fqdns)
+    return body
+
+
+def rcg_body(group: RuleCollectionGroup, plan: AzurePlan, ip_group_ids: dict[str, str]) -> dict[str, Any]:
+    """The REST body of one rule collection group (what one PUT writes)."""
+    return {
+        "name": group.name,
+        "properties": {
+            "priority": group.priority,
+            "ruleCollections": [
+                {"ruleCollectionType": "FirewallPolicyFilterRuleCollection", "name": c.name, "priority": c.priority,
+                 "action": {"type": "Allow"}, "rules": [rule_body(r, plan, ip_group_ids) for r in c.rules]}
+                for c in group.collections
+            ],
+        },
+    }
+
+
+def offline_ip_group_ids(plan: AzurePlan, profile: Profile) -> dict[str, str]:
+    """Resource ids of the IP Groups the component creates, for offline rendering."""
+    if not plan.use_ip_groups:
+        return {}
+    missing = [key for key, value in (("azureSubscriptionId", profile.azure_subscription_id), ("azureResourceGroup", profile.azure_resource_group)) if not value]
+    if missing:
+        raise AzureCompileError(f"rendering IP Group sources offline needs {' and '.join('egress-matrix:' + k for k in missing)}. "
+                                "Fix: set them in the stack, or set egress-matrix:azureIpGroups: false to use source CIDRs inline")
+    return {role: ip_group_id(profile.azure_subscription_id, profile.azure_resource_group, role) for role in plan.ip_groups}  # type: ignore[arg-type]
+
+
+def port_ranges(ports: Iterable[str]) -> tuple[PortRange, ...]:
+    return normalize_ports(parse_port(p) for p in ports)
+
+
+def fqdn_tag_members(catalog: Catalog, requirements: Iterable[Requirement]) -> dict[str, set[str]]:
+    """What the AzureKubernetesService tag stands for: the core AKS FQDN requirements (Microsoft maintains the tag
+    as 'all the FQDNs listed in outbound network and FQDN rules for AKS clusters'; add-ons are not in it)."""
+    return {FQDN_TAG: {r.destination for r in requirements
+                       if r.protocol in ("http", "https") and r.kind in ("fqdn", "wildcard") and _core_aks(r, catalog)}}
+
+
+def plan_bodies(plan: AzurePlan, ip_group_ids: dict[str, str]) -> list[dict[str, Any]]:
+    return [rcg_body(group, plan, ip_group_ids) for group in plan.groups]
+
+
+def check_deploy_settings(profile: Profile) -> None:
+    """What deploying (not just compiling) needs from the stack."""
+    if not profile.azure_resource_group:
+        raise AzureCompileError("target 'azure' needs egress-matrix:azureResourceGroup (where the policy, its rule collection groups "
+                                "and the IP Groups live). Fix: set it in the stack")
+    if not profile.location:
+        raise AzureCompileError("target 'azure' needs egress-matrix:location. Fix: set it in the stack")
