@@ -25,7 +25,7 @@ try:
     azure_plan = None
     if "azure" in profile.targets:
         check_deploy_settings(profile)
-        azure_plan = compile_azure(catalog, profile, requirements)
+        azure_plan = compile_azure(catalog, profile, requirements, f"Pulumi config of stack '{stack}'")
 except EgressError as exc:
     # RunError: Pulumi shows the message alone (no traceback); nothing has been registered at this point.
     raise pulumi.RunError(f"{type(exc).__name__}: {exc}") from None

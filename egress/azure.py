@@ -22,7 +22,8 @@ from .errors import EgressError
 from .models import Catalog, Requirement, ResolvedAlternative, Strict
 from .profile import ROLE_SOURCE_KEYS, Profile
 
-# Fixed bands: a platform's RCG priority never depends on which other platforms a stack runs.
+# Fixed bands: a platform's RCG priority never depends on which other platforms a stack runs. The stack's base
+# is at most 64000 (profile.py), so base + 100 * band stays within Azure's 100-65000 while bands stay <= 10.
 PLATFORM_BANDS = {"aks": 0, "kkp": 1, "openshift": 2, "ibm-vpc": 3}
 NETWORK_COLLECTION_PRIORITY = 100
 APPLICATION_COLLECTION_PRIORITY = 200
@@ -137,8 +138,16 @@ def _describe(purposes: Iterable[str]) -> str:
     return text if len(text) <= 1024 else text[:1021] + "..."
 
 
-def compile_azure(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> AzurePlan:
-    """The Azure Firewall plan for the requirements of the roles the stack enforces on Azure."""
+def compile_azure(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> AzurePlan:
+    """The Azure Firewall plan for the requirements of the roles the stack enforces on Azure.
+    ``source`` (e.g. "stacks/Pulumi.dev.yaml: stack 'dev'") prefixes error messages."""
+    try:
+        return _compile(catalog, profile, requirements)
+    except AzureCompileError as exc:
+        raise AzureCompileError(f"{source}: {exc}" if source else str(exc)) from None
+
+
+def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> AzurePlan:
     roles = profile.azure_roles
     app: dict[tuple[str, str, tuple], dict[str, Any]] = {}
     net: dict[tuple[str, str, tuple, str, str], dict[str, Any]] = {}
@@ -228,9 +237,6 @@ def _check_limits(plan: AzurePlan, profile: Profile) -> None:
         raise AzureCompileError(f"{len(plan.groups)} rule collection groups plus {len(profile.azure_existing_priorities)} existing exceed "
                                 f"{MAX_RCGS_PER_POLICY} per policy. Fix: use a separate policy for some platforms")
     for group in plan.groups:
-        if not 100 <= group.priority <= 65000:
-            raise AzureCompileError(f"rule collection group {group.name}: priority {group.priority} is outside 100-65000. "
-                                    "Fix: lower egress-matrix:azurePriorityBase")
         if group.priority in profile.azure_existing_priorities:
             raise AzureCompileError(f"rule collection group {group.name}: priority {group.priority} clashes with a group already on the "
                                     "policy (egress-matrix:azureExistingPriorities). Fix: move egress-matrix:azurePriorityBase to a free band")

@@ -102,8 +102,9 @@ def render_command(
     project: ProjectOption = None,
 ) -> None:
     """Write what a target would deploy, offline: for azure, each rule collection group's REST body."""
-    catalog, profile, reqs = _project(project).requirements(stack)
-    plan = compile_azure(catalog, profile, reqs)
+    proj = _project(project)
+    catalog, profile, reqs = proj.requirements(stack)
+    plan = compile_azure(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'")
     bodies = plan_bodies(plan, offline_ip_group_ids(plan, profile))
     directory = out / target.value
     directory.mkdir(parents=True, exist_ok=True)

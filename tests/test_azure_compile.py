@@ -1,0 +1,223 @@
+"""Azure Firewall plan: exact layout, coverage judged from the emitted bodies, limits and errors, diff locality."""
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from egress.azure import (
+    AzureCompileError, compile_azure, fqdn_tag_members, offline_ip_group_ids, plan_bodies, rcg_body,
+)
+from egress.azure_eval import evaluate
+from egress.models import Requirement
+from egress.addresses import PortRange
+from egress.project import open_project
+from egress.resolve import resolve
+
+ROOT = Path(__file__).resolve().parents[1]
+ADDONS = ["pod-api-access", "defender", "csi-secret-store", "azure-monitor", "azure-policy", "cost-analysis", "cluster-extensions", "gpu"]
+
+
+def stack(name: str, **overrides):
+    catalog, profile, _ = open_project(ROOT).requirements(name)
+    profile = profile.model_copy(update=overrides)
+    return catalog, profile, resolve(catalog, profile)
+
+
+def judge(catalog, profile, reqs):
+    plan = compile_azure(catalog, profile, reqs)
+    ids = {role: f"/ipGroups/egress-{role}" for role in plan.ip_groups}
+    enforced = [r for r in reqs if r.role in profile.azure_roles]
+    result = evaluate(plan_bodies(plan, ids), enforced, plan.role_sources, {ids[r]: c for r, c in plan.ip_groups.items()},
+                      fqdn_tag_members(catalog, enforced))
+    return plan, result
+
+
+def test_aks_public_plan_is_exact():
+    catalog, profile, reqs = stack("aks-public")
+    plan = compile_azure(catalog, profile, reqs)
+    assert [(g.name, g.priority, [(c.name, c.priority, c.rule_type) for c in g.collections]) for g in plan.groups] == [
+        ("egress-aks", 1000, [("aks-network", 100, "NetworkRule"), ("aks-application", 200, "ApplicationRule")])]
+    network, application = plan.groups[0].collections
+    assert [(r.name, r.ip_protocols, r.destination_ports, r.destination_addresses) for r in network.rules] == [
+        ("nodes-tcp-443-addresses", ("TCP",), ("443",), ("203.0.113.20",)),
+        ("nodes-udp-53-addresses", ("UDP",), ("53",), ("10.10.0.4", "10.10.0.5")),
+    ]
+    assert [(r.name, r.protocols) for r in application.rules] == [("nodes-http-80", (("Http", 80),)), ("nodes-https-443", (("Https", 443),))]
+    assert application.rules[0].target_fqdns == ("*.mp.microsoft.com", "azure.archive.ubuntu.com", "changelogs.ubuntu.com",
+                                                  "ctldl.windowsupdate.com", "security.ubuntu.com", "www.msftconnecttest.com")
+    https = application.rules[1].target_fqdns
+    assert "*.hcp.francecentral.azmk8s.io" in https and "francecentral.dp.kubernetesconfiguration.azure.com" in https
+    assert https == tuple(sorted(https)) and len(https) == len(set(https)) == 34
+    assert plan.ip_groups == {"nodes": ("10.10.16.0/20",)} and plan.minimum_rules == 4
+
+
+@pytest.mark.parametrize("name", ["aks-public", "aks-usgov", "aks-china"])
+@pytest.mark.parametrize("addons", [False, True])
+@pytest.mark.parametrize("fqdn_tag", [False, True])
+@pytest.mark.parametrize("konnectivity", [True, False])
+def test_every_requirement_allowed_and_nothing_else(name, addons, fqdn_tag, konnectivity):
+    catalog, profile, _ = stack(name)
+    features = [f for f in ADDONS if any(e.feature == f and e.variant in (None, profile.cloud) for e in catalog.entries)] if addons else []
+    profile = profile.model_copy(update={"features": tuple(features), "azure_fqdn_tag": fqdn_tag, "konnectivity": konnectivity,
+                                         "node_os": ("ubuntu", "windows")})
+    reqs = resolve(catalog, profile)
+    plan, result = judge(catalog, profile, reqs)
+    assert result.missing == () and result.extra == (), (result.missing, result.extra)
+    assert len(plan.groups) == 1 and plan.groups[0].rule_count == plan.minimum_rules  # ratio 1.0, one RCG per band
+
+
+def test_dev_stack_has_one_group_per_platform_band():
+    catalog, profile, reqs = stack("dev")
+    plan, result = judge(catalog, profile, reqs)
+    assert [(g.name, g.priority) for g in plan.groups] == [("egress-aks", 1000), ("egress-kkp", 1100), ("egress-openshift", 1200)]
+    assert result.ok
+
+
+def _body(plan):
+    return plan_bodies(plan, {role: f"/ipGroups/egress-{role}" for role in plan.ip_groups})
+
+
+def test_evaluator_catches_a_missing_fqdn_a_stray_fqdn_a_wider_port_and_a_wrong_source():
+    catalog, profile, reqs = stack("aks-public")
+    plan = compile_azure(catalog, profile, reqs)
+    ip_groups = {"/ipGroups/egress-nodes": ["10.10.16.0/20"]}
+    enforced = [r for r in reqs if r.role == "nodes"]
+
+    def run(mutate):
+        bodies = json.loads(json.dumps(_body(plan)))
+        mutate(bodies[0]["properties"]["ruleCollections"])
+        return evaluate(bodies, enforced, plan.role_sources, ip_groups)
+
+    def drop_mcr(collections):
+        collections[1]["rules"][1]["targetFqdns"].remove("mcr.microsoft.com")
+
+    def add_stray(collections):
+        collections[1]["rules"][1]["targetFqdns"].append("evil.example.com")
+
+    def widen_port(collections):
+        collections[0]["rules"][1]["destinationPorts"] = ["1-65535"]
+
+    def wrong_source(collections):
+        collections[0]["rules"][1]["sourceIpGroups"] = []
+        collections[0]["rules"][1]["sourceAddresses"] = ["10.99.0.0/16"]
+
+    missing = run(drop_mcr)
+    assert [m.split(" (")[0] for m in missing.missing] == ["nodes -> mcr.microsoft.com https/443"] and missing.extra == ()
+    stray = run(add_stray)
+    assert stray.missing == () and stray.extra == ("egress-aks/aks-application/nodes-https-443 allows evil.example.com https/443, which no requirement asks for",)
+    wide = run(widen_port)
+    assert wide.missing == () and wide.extra == ("egress-aks/aks-network/nodes-udp-53-addresses allows 10.10.0.4 udp/1-65535, which no requirement asks for",
+                                                 "egress-aks/aks-network/nodes-udp-53-addresses allows 10.10.0.5 udp/1-65535, which no requirement asks for")
+    source = run(wrong_source)
+    assert [m.split(" (")[0] for m in source.missing] == ["nodes -> 10.10.0.4 udp/53", "nodes -> 10.10.0.5 udp/53"]
+    assert len(source.extra) == 2
+
+
+def test_wildcard_semantics_apex_is_not_covered():
+    catalog, profile, reqs = stack("aks-public")
+    plan = compile_azure(catalog, profile, reqs)
+    bodies = _body(plan)
+    apex = Requirement(role="nodes", destination="azmk8s.io", kind="fqdn", protocol="https", ports=(PortRange(443, 443),),
+                       level="required", purposes=("x",), entry_ids=("x",), citations=(), platforms=("aks",))
+    assert evaluate(bodies, [apex], plan.role_sources, {"/ipGroups/egress-nodes": ["10.10.16.0/20"]}).missing
+
+
+def test_choices_without_dns_proxy_and_with_it():
+    catalog, profile, _ = stack("aks-china")
+    plan = compile_azure(catalog, profile, resolve(catalog, profile))
+    assert [(c.used, c.reason) for c in plan.choices] == [("*", "Azure cannot express ntp.ubuntu.com (fqdn) as configured")]
+    proxied = profile.model_copy(update={"azure_dns_proxy": True})
+    plan = compile_azure(catalog, proxied, resolve(catalog, proxied))
+    assert plan.choices == ()
+    fqdn_rules = [r for r in plan.groups[0].collections[0].rules if r.destination_fqdns]
+    assert [(r.name, r.destination_fqdns) for r in fqdn_rules] == [("nodes-udp-123-fqdns", ("ntp.ubuntu.com",))]
+
+
+def test_fqdn_network_rule_without_dns_proxy_is_an_error():
+    catalog, profile, _ = stack("dev")
+    profile = profile.model_copy(update={"offline_registry": "registry.internal.example.com:5000"})
+    with pytest.raises(AzureCompileError) as info:
+        compile_azure(catalog, profile, resolve(catalog, profile))
+    message = str(info.value)
+    assert "nodes -> registry.internal.example.com tcp/5000 (entries: kkp-offline-registry)" in message
+    assert "egress-matrix:azureDnsProxy: true" in message and "IP/CIDR" in message
+
+
+def test_unsupported_wildcard_falls_back_to_service_tag_or_fails():
+    catalog, profile, _ = stack("aks-public", levels=("required", "recommended", "optional"))
+    with pytest.raises(AzureCompileError, match=r"umsa\*\.blob\.core\.windows\.net.*left-most label"):
+        compile_azure(catalog, profile, resolve(catalog, profile))
+    reqs = [r for r in resolve(catalog, profile) if "umsa" not in r.destination]
+    plan = compile_azure(catalog, profile, reqs)
+    assert ("md-*.blob.storage.azure.net" not in json.dumps(_body(plan))) and any(c.used == "Storage" for c in plan.choices)
+
+
+def test_priority_clash_and_range_errors():
+    catalog, profile, reqs = stack("aks-public", azure_existing_priorities=(200, 1000))
+    with pytest.raises(AzureCompileError, match="priority 1000 clashes with a group already on the policy"):
+        compile_azure(catalog, profile, reqs)
+    catalog, profile, reqs = stack("dev", azure_priority_base=64000)
+    assert [g.priority for g in compile_azure(catalog, profile, reqs).groups] == [64000, 64100, 64200]
+
+
+def test_rule_collection_group_over_two_megabytes_is_an_error():
+    catalog, profile, reqs = stack("aks-public")
+    big = [Requirement(role="nodes", destination=f"host-{i:06d}.{'x' * 40}.example.com", kind="fqdn", protocol="https",
+                       ports=(PortRange(443, 443),), level="required", purposes=("synthetic",), entry_ids=("aks-public-mcr",),
+                       citations=(), platforms=("aks",)) for i in range(40000)]
+    with pytest.raises(AzureCompileError, match=r"rule collection group egress-aks is [\d,]+ bytes, over Azure's 2 MB limit"):
+        compile_azure(catalog, profile, [*reqs, *big])
+
+
+def test_role_without_sources_is_an_error():
+    catalog, profile, reqs = stack("aks-public", node_sources=())
+    with pytest.raises(AzureCompileError, match="role 'nodes' has rules but no source CIDRs. Fix: set egress-matrix:nodeSources"):
+        compile_azure(catalog, profile, reqs)
+
+
+def test_offline_ip_group_ids_need_subscription_and_group():
+    catalog, profile, reqs = stack("aks-public", azure_subscription_id=None)
+    plan = compile_azure(catalog, profile, reqs)
+    with pytest.raises(AzureCompileError, match="needs egress-matrix:azureSubscriptionId"):
+        offline_ip_group_ids(plan, profile)
+
+
+# ------------------------------------------------------------------------------------------- diff locality
+def _render(run_cli, project: Path, stack_name: str, out: Path) -> dict[str, str]:
+    code, _, err = run_cli("render", "--stack", stack_name, "--target", "azure", "--out", str(out), "--project", str(project))
+    assert code == 0, err
+    return {p.name: p.read_text() for p in sorted((out / "azure").glob("*.json"))}
+
+
+def test_adding_one_endpoint_changes_exactly_one_group(run_cli, project_copy, tmp_path):
+    before = _render(run_cli, project_copy, "dev", tmp_path / "a")
+    kkp = project_copy / "matrix" / "kkp.yaml"
+    kkp.write_text(kkp.read_text() + """  - {id: kkp-extra-endpoint, destination: extra.example.com, purpose: one more endpoint,
+     citation: {source: kkp-proxy-whitelisting, section: kubelet - Binary}}
+""")
+    after = _render(run_cli, project_copy, "dev", tmp_path / "b")
+    assert sorted(before) == sorted(after) == ["egress-aks.json", "egress-kkp.json", "egress-openshift.json"]
+    assert [name for name in before if before[name] != after[name]] == ["egress-kkp.json"]
+    assert '"extra.example.com"' in after["egress-kkp.json"]
+
+
+def test_reordering_matrix_files_changes_nothing(run_cli, project_copy, tmp_path):
+    before = _render(run_cli, project_copy, "dev", tmp_path / "a")
+    aks = project_copy / "matrix" / "aks.yaml"
+    head, _, body = aks.read_text().partition("entries:\n")
+    entries = ["  - " + chunk for chunk in body.split("\n  - ") if chunk.strip()]
+    entries[0] = entries[0][4:]
+    entries = [e.rstrip("\n") for e in entries]
+    aks.write_text(head + "entries:\n" + "\n".join(reversed(entries)) + "\n")
+    assert _render(run_cli, project_copy, "dev", tmp_path / "b") == before
+
+
+def test_render_errors_name_the_stack(run_cli, project_copy, tmp_path):
+    stack_file = project_copy / "stacks" / "Pulumi.aks-public.yaml"
+    stack_file.write_text(stack_file.read_text().replace("location: francecentral", "location: moon-east"))
+    code, out, err = run_cli("render", "--stack", "aks-public", "--out", str(tmp_path), "--project", str(project_copy))
+    message = " ".join(err.split())
+    assert code == 1 and "stacks/Pulumi.aks-public.yaml" in message and "'moon-east'" in message and "unknown location" in message
