@@ -7,7 +7,7 @@ before the RCGs that reference them. The plan decides everything; this file only
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Optional
 
 import pulumi
 from pulumi_azure_native import network
@@ -16,19 +16,6 @@ from egress.azure import AzurePlan, ip_group_name, rcg_body
 
 TYPE_TOKEN = "egress:azure:FirewallEgress"
 _POLICY_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/(?P<rg>[^/]+)/providers/Microsoft\.Network/firewallPolicies/(?P<name>[^/]+)$")
-
-
-def _snake(key: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z]+)", r"_\1", key).lower()
-
-
-def _as_args(value: Any) -> Any:
-    """REST body (camelCase) -> the SDK's dict inputs (snake_case); the engine receives camelCase again."""
-    if isinstance(value, dict):
-        return {_snake(k): _as_args(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_as_args(v) for v in value]
-    return value
 
 
 class AzureFirewallEgress(pulumi.ComponentResource):
@@ -71,7 +58,10 @@ class AzureFirewallEgress(pulumi.ComponentResource):
             rcg = network.FirewallPolicyRuleCollectionGroup(
                 f"{name}-{group.name}", resource_group_name=policy_rg, firewall_policy_name=policy_name,
                 rule_collection_group_name=group.name, priority=group.priority,
-                rule_collections=_as_args(body["properties"]["ruleCollections"]),
+                # The REST body's camelCase collections, as-is: the SDK cannot translate snake_case dict keys inside the
+                # ruleCollections/rules discriminated unions (pulumi-azure-native#2671), so it passes them verbatim, and
+                # this way the engine receives exactly the body that tests check against the REST model.
+                rule_collections=body["properties"]["ruleCollections"],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*policy_dependencies, *ip_groups.values(), *previous]))
             previous = [rcg]
             groups.append(rcg)
