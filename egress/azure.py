@@ -84,9 +84,9 @@ class Choice(Strict):
 
 class AzurePlan(Strict):
     groups: tuple[RuleCollectionGroup, ...]
-    ip_groups: dict[str, tuple[str, ...]]  # role -> CIDRs (created when the stack uses IP Groups)
+    ip_groups: dict[str, tuple[str, ...]]  # role -> CIDRs of the IP Groups the component creates
+    existing_ip_groups: dict[str, str] = {}  # role -> resource id of an IP Group the stack already has
     role_sources: dict[str, tuple[str, ...]]
-    use_ip_groups: bool
     dns_proxy: bool
     choices: tuple[Choice, ...] = ()
     minimum_rules: int = Field(0, description="Rules after merging, the theoretical minimum for this layout")
@@ -223,9 +223,11 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
         if not sources:
             raise AzureCompileError(f"role '{role}' has rules but no source CIDRs. Fix: set egress-matrix:{ROLE_SOURCE_KEYS[role]} in the stack")
         role_sources[role] = sources
+    existing = {role: rid for role, rid in profile.azure_existing_ip_groups().items() if role in role_sources}
+    created = {role: cidrs for role, cidrs in role_sources.items() if profile.azure_ip_groups and role not in existing}
     plan = AzurePlan(
-        groups=tuple(groups), ip_groups=dict(role_sources) if profile.azure_ip_groups else {}, role_sources=role_sources,
-        use_ip_groups=profile.azure_ip_groups, dns_proxy=profile.azure_dns_proxy, choices=tuple(choices),
+        groups=tuple(groups), ip_groups=created, existing_ip_groups=existing, role_sources=role_sources,
+        dns_proxy=profile.azure_dns_proxy, choices=tuple(choices),
         minimum_rules=len(app) + len(net) + len(tag),
     )
     _check_limits(plan, profile)
@@ -261,7 +263,9 @@ def ip_group_id(subscription: str, resource_group: str, role: str) -> str:
 
 
 def _sources(role: str, plan: AzurePlan, ip_group_ids: dict[str, str]) -> dict[str, list[str]]:
-    if plan.use_ip_groups:
+    if role in plan.existing_ip_groups:
+        return {"sourceIpGroups": [plan.existing_ip_groups[role]]}
+    if role in plan.ip_groups:
         return {"sourceIpGroups": [ip_group_ids[role]]}
     return {"sourceAddresses": list(plan.role_sources[role])}
 
@@ -307,7 +311,7 @@ def rcg_body(group: RuleCollectionGroup, plan: AzurePlan, ip_group_ids: dict[str
 
 def offline_ip_group_ids(plan: AzurePlan, profile: Profile) -> dict[str, str]:
     """Resource ids of the IP Groups the component creates, for offline rendering."""
-    if not plan.use_ip_groups:
+    if not plan.ip_groups:
         return {}
     missing = [key for key, value in (("azureSubscriptionId", profile.azure_subscription_id), ("azureResourceGroup", profile.azure_resource_group)) if not value]
     if missing:

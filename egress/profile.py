@@ -7,6 +7,7 @@ string, boolean, integer and array types, so the role -> source CIDRs map is one
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal, Mapping, Optional
 
@@ -26,6 +27,9 @@ ROLE_SOURCE_KEYS = {
     "bastion": "bastionSources",
     "workstation": "workstationSources",
 }
+
+
+_IP_GROUP_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/ipGroups/[^/]+$")
 
 
 def _cidr_list(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -76,6 +80,7 @@ class Profile(BaseModel):
     azure_priority_base: int = Field(1000, alias="azurePriorityBase", ge=400, le=64000, description="Priority of the first rule collection group; each platform band adds 100.")
     azure_existing_priorities: tuple[int, ...] = Field((), alias="azureExistingPriorities", description="Priorities of rule collection groups already on the policy (must not clash).")
     azure_ip_groups: bool = Field(True, alias="azureIpGroups", description="Create one IP Group per role and use it as the rule source (else source CIDRs inline).")
+    azure_ip_group_ids: tuple[str, ...] = Field((), alias="azureIpGroupIds", description="Existing IP Groups to use as a role's source, as role=<IP Group resource id> (that role's group is then not created).")
     azure_subscription_id: Optional[str] = Field(None, alias="azureSubscriptionId", pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
                                                  description="Subscription of the resource group (offline render writes IP Group resource ids with it).")
     levels: tuple[Level, ...] = Field(("required", "recommended"), alias="levels", min_length=1, description="Requirement levels to include.")
@@ -104,6 +109,19 @@ class Profile(BaseModel):
         if value is not None:
             parse_ip(value)
         return value
+
+    @field_validator("azure_ip_group_ids")
+    @classmethod
+    def _ip_group_ids(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            role, sep, resource_id = value.partition("=")
+            if not sep or role not in ROLE_SOURCE_KEYS or not _IP_GROUP_ID.match(resource_id):
+                raise AddressError(f"'{value}' is not role=<IP Group resource id>",
+                                   "write e.g. 'nodes=/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/ipGroups/<name>'")
+        return values
+
+    def azure_existing_ip_groups(self) -> dict[str, str]:
+        return dict(value.split("=", 1) for value in self.azure_ip_group_ids)
 
     @field_validator("vsphere_endpoints")
     @classmethod

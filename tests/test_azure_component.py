@@ -137,3 +137,12 @@ def test_never_terminates_tls():
     app_rules = [rule for rule in rules if rule["ruleType"] == "ApplicationRule"]
     assert app_rules and all(rule["terminateTLS"] is False for rule in app_rules)
     assert any("*.hcp.francecentral.azmk8s.io" in rule.get("targetFqdns", []) for rule in app_rules)
+
+
+def test_existing_ip_group_is_used_not_created():
+    existing = "/subscriptions/s/resourceGroups/rg-net/providers/Microsoft.Network/ipGroups/ipg-aks-nodes"
+    _, registrations, _ = deploy("aks-public", azure_ip_group_ids=(f"nodes={existing}",))
+    assert sorted(r["type"] for r in registrations) == [
+        "azure-native:network:FirewallPolicy", "azure-native:network:FirewallPolicyRuleCollectionGroup", "egress:azure:FirewallEgress"]
+    rcg = next(r for r in registrations if r["type"].endswith("RuleCollectionGroup"))
+    assert {tuple(rule["sourceIpGroups"]) for c in rcg["inputs"]["ruleCollections"] for rule in c["rules"]} == {(existing,)}
