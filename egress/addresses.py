@@ -173,6 +173,14 @@ def parse_url(text: str) -> Url:
 
 
 # ---------------------------------------------------------------------------------------------- classification
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def classify(text: str) -> DestinationKind:
     """The kind a destination string is written as. Does not validate; ``parse_destination`` does."""
     if text == "*":
@@ -180,17 +188,9 @@ def classify(text: str) -> DestinationKind:
     if _SCHEME.match(text):
         return "url"
     if "/" in text:
-        head = text.split("/", 1)[0]
-        try:
-            ipaddress.ip_address(head)
-            return "cidr"
-        except ValueError:
-            return "url"
-    try:
-        ipaddress.ip_address(text)
+        return "cidr" if _is_ip(text.split("/", 1)[0]) else "url"
+    if _is_ip(text):
         return "ip"
-    except ValueError:
-        pass
     if text[:1].isupper() and text.count(".") <= 1:
         return "service-tag"
     if "*" in text:
