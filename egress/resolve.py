@@ -107,8 +107,7 @@ def _resolve_option(destination: str, kind: str | None, protocol: str, ports: It
     return option, [], tuple(sorted(set(paths)))
 
 
-def _options(entry: Entry, profile: Profile, catalog: Catalog) -> tuple[list[tuple[ResolvedAlternative, tuple[str, ...]]], list[str]]:
-    values = {name: placeholder.values(profile, catalog) for name, placeholder in PLACEHOLDERS.items()}
+def _options(entry: Entry, values: dict[str, tuple[str, ...]]) -> tuple[list[tuple[ResolvedAlternative, tuple[str, ...]]], list[str]]:
     candidates = [(entry.destination, entry.kind, entry.protocol, entry.ports, None)]
     for alt in entry.alternatives:
         candidates.append((alt.destination, alt.kind, alt.protocol or entry.protocol, alt.ports or entry.ports, alt.note))
@@ -124,8 +123,8 @@ def _options(entry: Entry, profile: Profile, catalog: Catalog) -> tuple[list[tup
     return options, sorted(set(missing))
 
 
-def _requirements_for(entry: Entry, profile: Profile, catalog: Catalog, citation: tuple[str, str]) -> list[Requirement]:
-    options, missing = _options(entry, profile, catalog)
+def _requirements_for(entry: Entry, profile: Profile, values: dict[str, tuple[str, ...]], citation: tuple[str, str]) -> list[Requirement]:
+    options, missing = _options(entry, values)
     if not options:
         raise ResolveError(f"entry '{entry.id}' ({entry.platform}) applies to this stack but its destination cannot be resolved: "
                            f"{', '.join(missing)}. Fix: set the stack value, or disable the feature/condition that selects the entry")
@@ -139,7 +138,8 @@ def _requirements_for(entry: Entry, profile: Profile, catalog: Catalog, citation
     alternatives = tuple(o for o, _ in options) if len(options) > 1 else ()
     return [
         Requirement(
-            role=entry.role, destination=destination, kind=chosen.kind, protocol=chosen.protocol, ports=chosen.ports,
+            # A list placeholder may mix host names and addresses (vsphereEndpoints): each destination keeps its own kind.
+            role=entry.role, destination=destination, kind=classify(destination) if chosen.kind in ("ip", "cidr", "fqdn") else chosen.kind, protocol=chosen.protocol, ports=chosen.ports,
             level=entry.level, purposes=(entry.purpose,), entry_ids=(entry.id,), citations=(citation,),
             platforms=(entry.platform,), paths=paths, images=entry.images, alternatives=alternatives, chosen=note,
             sources=profile.role_sources(entry.role),
@@ -195,13 +195,14 @@ def resolve(catalog: Catalog, profile: Profile, file: str | Path = "stack", stac
 
 def _resolve(catalog: Catalog, profile: Profile, file: str | Path, stack: str) -> tuple[Requirement, ...]:
     check_profile(catalog, profile, file, stack)
+    values = {name: placeholder.values(profile, catalog) for name, placeholder in PLACEHOLDERS.items()}
     raw: list[Requirement] = []
     for entry in sorted(catalog.entries, key=lambda e: e.id):
         if not applies(entry, profile):
             continue
         citation = (catalog.sources[entry.citation.source].doc, entry.citation.section)
         try:
-            resolved = _requirements_for(entry, profile, catalog, citation)
+            resolved = _requirements_for(entry, profile, values, citation)
         except ResolveError as exc:
             where = f"{file}: stack '{stack}'" if stack else str(file)
             raise ResolveError(f"{where}: {exc}") from None

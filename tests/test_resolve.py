@@ -145,3 +145,8 @@ def test_output_is_identical_across_hash_seeds():
         outputs.add(result.stdout)
     assert len(outputs) == 1
     assert json.loads(outputs.pop())["count"] > 50
+
+
+def test_list_placeholder_mixing_names_and_addresses_keeps_each_kind(catalog):
+    reqs = resolve(catalog, profile(platforms=["kkp"], features=["kkp-vsphere"], vsphere_endpoints=["vcenter.example.com", "10.0.0.5"]))
+    assert [(r.destination, r.kind) for r in reqs if r.entry_ids == ("kkp-seed-vsphere",)] == [("10.0.0.5", "ip"), ("vcenter.example.com", "fqdn")]
