@@ -40,6 +40,9 @@ def loop():
     asyncio.set_event_loop(None)
 
 
+AZURE_GROUPS = {"dev": ["egress-aks", "egress-kkp", "egress-openshift"], "aks-china": ["egress-aks"], "ibm-vpc": None}
+
+
 @pytest.mark.parametrize("stack", ["dev", "aks-china", "ibm-vpc"])
 def test_program_exports_the_resolved_matrix(stack, loop, monkeypatch):
     monkeypatch.chdir(ROOT)
@@ -54,6 +57,13 @@ def test_program_exports_the_resolved_matrix(stack, loop, monkeypatch):
     assert outputs["requirements"] == [requirement_json(r) for r in expected]
     assert outputs["allowlistExports"] == allowlist_exports(catalog, profile)
     assert bool(outputs["allowlistExports"]) is (stack == "ibm-vpc")
+    if AZURE_GROUPS[stack] is None:
+        assert "azureRuleCollectionGroups" not in outputs
+    else:
+        groups = []
+        outputs["azureRuleCollectionGroups"].apply(groups.extend)
+        loop.run_until_complete(asyncio.sleep(0.05))
+        assert groups == AZURE_GROUPS[stack]
 
 
 class RecordingMocks(Mocks):
