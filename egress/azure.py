@@ -96,12 +96,6 @@ def _requirement_label(req: Requirement) -> str:
     return f"{req.role} -> {req.destination} {req.protocol}/{format_ports(req.ports)} (entries: {', '.join(req.entry_ids)})"
 
 
-def _options(req: Requirement) -> list[ResolvedAlternative]:
-    if req.alternatives:
-        return list(req.alternatives)
-    return [ResolvedAlternative(kind=req.kind, destinations=(req.destination,), protocol=req.protocol, ports=req.ports)]
-
-
 def _app_wildcard_ok(destination: str) -> bool:
     """Application rules take '*' only as the whole left-most label ('*.x.com'); 'md-*.x' is not expressible."""
     first = destination.split(".", 1)[0]
@@ -162,19 +156,20 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
             bucket["protocols"].update((req.protocol.capitalize(), p.start) for p in req.ports)
             bucket["purposes"].update(req.purposes)
             continue
-        option = next((o for o in _options(req) if _azure_form(o, profile.azure_dns_proxy)), None)
-        if option is None:
+        options = req.options()
+        expressible = [(o, form) for o in options if (form := _azure_form(o, profile.azure_dns_proxy))]
+        if not expressible:
             fqdn_tcp = req.kind == "fqdn" and req.protocol in ("tcp", "udp")
             fix = ("enable the policy's DNS proxy (egress-matrix:azureDnsProxy: true) so network rules may use FQDNs, "
                    "or give the destination as an IP/CIDR in the stack") if fqdn_tcp else (
                    "Azure application rules take '*' only as the whole left-most label; drop the entry's level from "
                    "egress-matrix:levels or add a supported alternative to the matrix entry")
             raise AzureCompileError(f"requirement {_requirement_label(req)} cannot be expressed on Azure Firewall. Fix: {fix}")
-        first = _options(req)[0]
+        option, form = expressible[0]
+        first = options[0]
         if option != first:
             choices.append(Choice(requirement=_requirement_label(req), used=", ".join(option.destinations),
                                   reason=f"Azure cannot express {', '.join(first.destinations)} ({first.kind}) as configured"))
-        form = _azure_form(option, profile.azure_dns_proxy)
         if form == "application":
             protocols = tuple(sorted((option.protocol.capitalize(), p.start) for p in option.ports))
             bucket = app.setdefault((band, req.role, protocols), {"fqdns": set(), "purposes": set()})

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .addresses import PortRange, host_matches, parse_port, wildcard_covers
-from .models import Requirement, ResolvedAlternative
+from .models import Requirement
 
 
 @dataclass(frozen=True)
@@ -125,15 +125,9 @@ def _allows(rule: _Rule, kind: str, destination: str, protocol: str, rng: PortRa
     return _application_allows(rule, kind, destination, protocol, rng, tag_members)
 
 
-def _options(req: Requirement) -> list[ResolvedAlternative]:
-    if req.alternatives:
-        return list(req.alternatives)
-    return [ResolvedAlternative(kind=req.kind, destinations=(req.destination,), protocol=req.protocol, ports=req.ports)]
-
-
 def _requirement_allowed(req: Requirement, rules: list[_Rule], role_sources: Iterable[str], tag_members: Mapping[str, set[str]]) -> bool:
     candidates = [r for r in rules if _sources_ok(r, role_sources)]
-    for option in _options(req):
+    for option in req.options():
         own = req.destination in option.destinations
         destinations = (req.destination,) if own else option.destinations
         if all(any(_allows(r, option.kind, d, option.protocol, rng, tag_members) for r in candidates)
@@ -169,7 +163,7 @@ def _flow_requested(destination: str, protocol: str, hint: str, rng: PortRange |
                     p.start <= rng.start and rng.end <= p.end for p in req.ports):
                 return True
             continue
-        for option in _options(req):
+        for option in req.options():
             transport = "udp" if option.protocol == "udp" else "tcp" if hint == "network" else option.protocol
             if transport != protocol or destination not in option.destinations:
                 continue

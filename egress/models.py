@@ -214,6 +214,12 @@ class Requirement(Strict):
     chosen: Optional[str] = None  # why this destination was picked, when there were alternatives
     sources: tuple[str, ...] = ()  # the role's source CIDRs from the stack
 
+    def options(self) -> tuple[ResolvedAlternative, ...]:
+        """Every destination option, narrowest first: the alternatives, or the requirement itself when it has none."""
+        if self.alternatives:
+            return self.alternatives
+        return (ResolvedAlternative(kind=self.kind, destinations=(self.destination,), protocol=self.protocol, ports=self.ports),)
+
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.role, self.destination, self.protocol, format_ports(self.ports))
