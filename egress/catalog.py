@@ -263,6 +263,18 @@ class _Collector:
             check_destination(alternative.destination, alternative.kind, path, where, field + ".destination")
             if alternative.ports is not None:
                 check_ports(alternative.ports, path, where, field + ".ports")
+        if bool(entry.documented_as) != bool(entry.differs_because):
+            missing = "differs_because" if entry.documented_as else "documented_as"
+            raise CatalogError(path, where, missing, None, "documented_as and differs_because go together",
+                               "keep the document's own text in documented_as and say why the matrix differs in differs_because")
+        written = {entry.destination, *(alt.destination for alt in entry.alternatives)}
+        for index, documented in enumerate(entry.documented_as):
+            field = f"documented_as[{index}]"
+            if documented.destination in written and (documented.protocol or entry.protocol) == entry.protocol:
+                raise CatalogError(path, where, field + ".destination", documented.destination, "the matrix already says this",
+                                   "list only what the document says differently, or drop documented_as")
+            if documented.ports is not None:
+                check_ports(documented.ports, path, where, field + ".ports")
         for index, image in enumerate(entry.images):
             host = image.split("/", 1)[0]
             if "/" not in image or host != with_samples(entry.destination):
@@ -320,6 +332,7 @@ class _Collector:
 
     def finish(self) -> Catalog:
         citations = [(e.citation, p, w) for e, p, w in self.entries]
+        citations += [(e.retires.citation, p, w) for e, p, w in self.entries if e.retires]
         citations += [(x.citation, p, w) for x, p, w in self.expansions]
         citations += [(h.citation, p, w) for x, p, w in self.expansions for h in x.implies]
         citations += self.azure_citations
@@ -397,6 +410,17 @@ def export_entry(entry: Entry, catalog: Catalog) -> dict[str, Any]:
         data["images"] = list(entry.images)
     if entry.note:
         data["note"] = entry.note
+    if entry.documented_as:
+        data["documented_as"] = [
+            {"destination": d.destination, "protocol": d.protocol or entry.protocol,
+             "ports": [_export_port(p) for p in (d.ports or entry.ports)]}
+            for d in entry.documented_as
+        ]
+        data["differs_because"] = entry.differs_because
+    if entry.retires:
+        retire_source = catalog.sources[entry.retires.citation.source]
+        data["retires"] = {"date": entry.retires.date.isoformat(),
+                           "citation": {"doc": retire_source.doc, "section": entry.retires.citation.section}}
     return data
 
 

@@ -10,6 +10,33 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _differences(catalog: Catalog) -> list[str]:
+    """One place where a reviewer sees every deliberate departure from the vendor documents, and every retiring row."""
+    differing = [e for e in catalog.entries if e.documented_as]
+    lines = ["## Where this matrix differs from the vendor documents", "",
+             "Entries whose destination deliberately differs from what the cited document says (a host that never matches,",
+             "a stale row, an over-broad alternative dropped). The document's own text is kept in the entry (`documented_as`)",
+             "and the seed-completeness test counts it.", "",
+             f"{len(differing)} entries.", "",
+             "| id | the document says | the matrix has | why | citation |", "|---|---|---|---|---|"]
+    for entry in differing:
+        data = export_entry(entry, catalog)
+        said = "<br>".join(f"`{d['destination']}` {d['protocol']}/{','.join(map(str, d['ports']))}" for d in data["documented_as"])
+        has = "<br>".join([f"`{entry.destination}` {entry.protocol}/{','.join(map(str, data['ports']))}"]
+                          + [f"`{a['destination']}` {a['protocol']}/{','.join(map(str, a['ports']))}" for a in data["alternatives"]])
+        citation = f"{data['citation']['doc']} § {data['citation']['section']}"
+        lines.append("| " + " | ".join(_cell(x) for x in (entry.id, said, has, entry.differs_because, citation)) + " |")
+    retiring = [e for e in catalog.entries if e.retires]
+    lines += ["", "Rows the vendor has announced to retire (they still resolve; the date shows in `egress matrix --format json`):", "",
+              "| id | destination | retires | announced in |", "|---|---|---|---|"]
+    for entry in retiring:
+        assert entry.retires is not None
+        source = catalog.sources[entry.retires.citation.source]
+        lines.append("| " + " | ".join(_cell(x) for x in (entry.id, f"`{entry.destination}`", entry.retires.date.isoformat(),
+                                                           f"{source.doc} § {entry.retires.citation.section}")) + " |")
+    return lines + [""]
+
+
 def matrix_markdown(catalog: Catalog) -> str:
     lines = [
         "# The required-endpoint matrix",
@@ -33,12 +60,17 @@ def matrix_markdown(catalog: Catalog) -> str:
             data = export_entry(entry, catalog)
             alternatives = "<br>".join(f"`{a['destination']}` {a['protocol']}/{','.join(map(str, a['ports']))}" for a in data["alternatives"])
             purpose = entry.purpose + (f" — images: {len(entry.images)}" if entry.images else "") + (f" — *{entry.note}*" if entry.note else "")
+            if entry.documented_as:
+                purpose += " — differs from the document (see below)"
+            if entry.retires:
+                purpose += f" — **retires {entry.retires.date.isoformat()}**"
             citation = f"{data['citation']['doc']} § {data['citation']['section']}"
             lines.append("| " + " | ".join(_cell(x) for x in (
                 entry.id, entry.role, f"`{entry.destination}`", f"{entry.protocol}/{','.join(map(str, data['ports']))}",
                 entry.level, entry.variant or "all", entry.feature or "core", ", ".join(entry.when.describe()) or "—",
                 alternatives or "—", purpose, citation)) + " |")
         lines.append("")
+    lines += _differences(catalog)
     lines += ["## Host expansions", "",
               "A requirement whose host is listed here brings the further hosts a pull or download really touches.", "",
               "| host | implies | note | citation |", "|---|---|---|---|"]

@@ -4,9 +4,10 @@ Field semantics are in DESIGN.md ("Matrix semantics"); docs/MATRIX.md shows them
 """
 from __future__ import annotations
 
+import datetime
 from typing import Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .addresses import DestinationKind, PortRange, format_ports
 
@@ -14,6 +15,8 @@ Protocol = Literal["http", "https", "tcp", "udp"]
 Level = Literal["required", "recommended", "optional"]
 Role = Literal["nodes", "control-plane", "seed", "bastion", "workstation"]
 CloudVariant = Literal["azure-public", "azure-china", "azure-usgov"]
+AzureCloudName = Literal["AzurePublicCloud", "AzureUSGovernmentCloud", "AzureChinaCloud", "AzureGermanCloud", "AzureUSSecCloud",
+                         "AzureStackCloud"]
 NodeOs = Literal["ubuntu", "azurelinux", "flatcar", "windows", "rhel", "rhcos"]
 
 PROTOCOLS: tuple[str, ...] = ("http", "https", "tcp", "udp")
@@ -44,6 +47,10 @@ class Citation(Strict):
     section: str = Field(min_length=1)
 
 
+OpenShiftPlatform = Literal["AWS", "Azure", "GCP", "OpenStack", "VSphere", "BareMetal", "None", "Nutanix", "oVirt",
+                            "IBMCloud", "PowerVS", "KubeVirt", "AlibabaCloud", "External", "EquinixMetal", "Libvirt"]
+
+
 class Conditions(Strict):
     """When an entry applies. Every field that is set must hold (all-of); unset fields do not constrain."""
 
@@ -54,6 +61,7 @@ class Conditions(Strict):
     node_os: Optional[tuple[NodeOs, ...]] = None  # any of these node OSes is in the stack
     features: tuple[str, ...] = ()  # further features that must all be enabled
     ibm_registry_region: Optional[str] = None
+    openshift_platform: Optional[tuple[OpenShiftPlatform, ...]] = None  # the stack's openshiftPlatform is one of these
 
     def describe(self) -> list[str]:
         parts: list[str] = []
@@ -67,6 +75,8 @@ class Conditions(Strict):
             parts.append(f"feature {feature}")
         if self.ibm_registry_region:
             parts.append(f"registry region {self.ibm_registry_region}")
+        if self.openshift_platform:
+            parts.append("openshift-platform in " + "/".join(self.openshift_platform))
         return parts
 
 
@@ -78,6 +88,21 @@ class Alternative(Strict):
     protocol: Optional[Protocol] = None
     ports: Optional[tuple[PortItem, ...]] = None
     note: Optional[str] = None
+
+
+class DocumentedAs(Strict):
+    """What the cited vendor document itself says, where the matrix deliberately writes something else."""
+
+    destination: str = Field(min_length=1)
+    protocol: Optional[Protocol] = None  # default: the entry's
+    ports: Optional[tuple[PortItem, ...]] = None  # default: the entry's
+
+
+class Retirement(Strict):
+    """A row the vendor has announced to retire: when, and where it says so."""
+
+    date: datetime.date
+    citation: Citation
 
 
 class Entry(Strict):
@@ -97,6 +122,17 @@ class Entry(Strict):
     citation: Citation
     images: tuple[str, ...] = ()
     note: Optional[str] = None
+    documented_as: tuple[DocumentedAs, ...] = ()  # the document's own text, where the matrix deliberately differs
+    differs_because: Optional[str] = None  # why it differs (required with documented_as)
+    retires: Optional[Retirement] = None
+
+    @field_validator("documented_as", mode="before")
+    @classmethod
+    def _documented_strings(cls, value: object) -> object:
+        """``documented_as: [vault.azure.net]`` is short for ``[{destination: vault.azure.net}]``."""
+        if isinstance(value, (list, tuple)):
+            return [{"destination": item} if isinstance(item, str) else item for item in value]
+        return value
 
 
 class ImpliedHost(Strict):
@@ -131,15 +167,12 @@ class AllowlistExport(Strict):
     note: Optional[str] = None
 
 
-OpenShiftPlatform = Literal["AWS", "Azure", "GCP", "OpenStack", "VSphere", "BareMetal", "None", "Nutanix", "oVirt",
-                            "IBMCloud", "PowerVS", "KubeVirt", "AlibabaCloud", "External", "EquinixMetal", "Libvirt"]
-
-
 class NoProxyConditions(Strict):
     platform: Optional[tuple[OpenShiftPlatform, ...]] = None
     aws_region: Optional[str] = None
     not_aws_region: Optional[str] = None
     not_azure_cloud: Optional[str] = None
+    azure_cloud: Optional[str] = None
     hypershift: Optional[bool] = None
 
 
@@ -213,6 +246,8 @@ class Requirement(Strict):
     alternatives: tuple[ResolvedAlternative, ...] = ()  # every resolvable option, narrowest first
     chosen: Optional[str] = None  # why this destination was picked, when there were alternatives
     sources: tuple[str, ...] = ()  # the role's source CIDRs from the stack
+    deviations: tuple[str, ...] = ()  # "<entry id>: documented as <text>: <why>", where the matrix differs from the document
+    retires: Optional[datetime.date] = None  # set when every entry behind the requirement is announced to retire (the latest date)
 
     def options(self) -> tuple[ResolvedAlternative, ...]:
         """Every destination option, narrowest first: the alternatives, or the requirement itself when it has none."""

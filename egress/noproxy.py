@@ -16,14 +16,20 @@ AZURE_CLOUD_NAMES = {"azure-public": "AzurePublicCloud", "azure-china": "AzureCh
 _FROM = {"machineCidrs": "machine_cidrs", "serviceCidrs": "service_cidrs", "podCidrs": "pod_cidrs"}
 
 
+def azure_cloud_name(profile: Profile) -> str:
+    """platformStatus.azure.cloudName: the stack's azureCloudName, else the AKS cloud's name, else empty (as the operator sees it)."""
+    return profile.azure_cloud_name or AZURE_CLOUD_NAMES.get(profile.cloud or "", "")
+
+
 def _applies(rule: NoProxyRule, profile: Profile) -> bool:
     when = rule.when
-    cloud_name = AZURE_CLOUD_NAMES.get(profile.cloud or "", "")
+    cloud_name = azure_cloud_name(profile)
     return all((
         when.platform is None or profile.openshift_platform in when.platform,
         when.aws_region is None or profile.aws_region == when.aws_region,
         when.not_aws_region is None or profile.aws_region != when.not_aws_region,
         when.not_azure_cloud is None or cloud_name != when.not_azure_cloud,
+        when.azure_cloud is None or cloud_name == when.azure_cloud,
         when.hypershift is None or profile.hypershift == when.hypershift,
     ))
 

@@ -19,7 +19,7 @@ PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 @dataclass(frozen=True)
 class Placeholder:
     name: str
-    kind: Literal["label", "ip", "cidr", "host", "port"]
+    kind: Literal["label", "ip", "cidr", "host", "port", "url"]
     stack_key: str  # the egress-matrix:<key> that fills it
     description: str
     sample: str
@@ -55,6 +55,12 @@ PLACEHOLDERS: dict[str, Placeholder] = {
         Placeholder("cluster_name", "label", "clusterName", "cluster name", "demo", lambda p, c: _one(p.cluster_name)),
         Placeholder("base_domain", "host", "baseDomain", "cluster base domain", "example.com",
                     lambda p, c: _one(p.base_domain)),
+        Placeholder("apps_domain", "host", "appsDomain", "OpenShift ingress domain (default apps.<clusterName>.<baseDomain>)",
+                    "apps.demo.example.com", lambda p, c: _one(p.effective_apps_domain)),
+        Placeholder("azure_arm_endpoint", "url", "azureArmEndpoint", "Azure Stack Hub ARM endpoint URL",
+                    "https://management.local.azurestack.external", lambda p, c: _one(p.azure_arm_endpoint)),
+        Placeholder("key_vault_name", "label", "azureKeyVaultNames", "names of the Key Vaults the cluster reads", "kv-demo",
+                    lambda p, c: p.azure_key_vault_names),
         Placeholder("vsphere_endpoint", "host", "vsphereEndpoints", "vCenter API hosts", "vcenter.example.com",
                     lambda p, c: p.vsphere_endpoints),
         Placeholder("ibm_master_ip", "ip", "ibmMasterIp", "IP of the IBM cluster master URL", "192.0.2.2",

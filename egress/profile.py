@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .addresses import AddressError, parse_cidr, parse_fqdn, parse_ip
 from .errors import ProfileError
-from .models import CloudVariant, Level, NodeOs, OpenShiftPlatform, Role
+from .models import AzureCloudName, CloudVariant, Level, NodeOs, OpenShiftPlatform, Role
 
 PROJECT = "egress-matrix"
 
@@ -29,6 +29,7 @@ ROLE_SOURCE_KEYS = {
 }
 
 
+_KEY_VAULT_NAME = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
 _IP_GROUP_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/ipGroups/[^/]+$")
 
 
@@ -70,6 +71,13 @@ class Profile(BaseModel):
     openshift_platform: Optional[OpenShiftPlatform] = Field(None, alias="openshiftPlatform", description="OpenShift infrastructure platform type (AWS, Azure, GCP, OpenStack, VSphere, BareMetal, None, ...).")
     hypershift: bool = Field(False, alias="hypershift", description="OpenShift with hosted control planes (HyperShift).")
     no_proxy: tuple[str, ...] = Field((), alias="noProxy", description="Extra no-proxy entries for the cluster-wide proxy (OpenShift Proxy spec.noProxy).")
+    apps_domain: Optional[str] = Field(None, alias="appsDomain", description="OpenShift ingress (apps) domain; default apps.<clusterName>.<baseDomain>.")
+    azure_cloud_name: Optional[AzureCloudName] = Field(None, alias="azureCloudName",
+                                                       description="OpenShift on Azure: platformStatus.azure.cloudName (default: from cloud; empty when cloud is unset).")
+    azure_arm_endpoint: Optional[str] = Field(None, alias="azureArmEndpoint", pattern=r"^https://[^\s/]+(/\S*)?$",
+                                              description="OpenShift on Azure Stack Hub: platformStatus.azure.armEndpoint, e.g. https://management.<region>.<domain>.")
+    azure_key_vault_names: tuple[str, ...] = Field((), alias="azureKeyVaultNames",
+                                                   description="Key Vaults the Secrets Store CSI driver reads: only <name>.vault.<cloud suffix> is allowed, not every vault.")
     targets: tuple[Literal["azure"], ...] = Field((), alias="targets", description="Enforcement targets the program deploys (azure; aws and kubernetes arrive with their issues).")
     azure_roles: tuple[Role, ...] = Field(("nodes",), alias="azureRoles", description="Roles whose egress the Azure Firewall enforces.")
     azure_policy_id: Optional[str] = Field(None, alias="azurePolicyId", pattern=r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/firewallPolicies/[^/]+$",
@@ -110,6 +118,20 @@ class Profile(BaseModel):
             parse_ip(value)
         return value
 
+    @field_validator("azure_key_vault_names")
+    @classmethod
+    def _key_vault_names(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            if not _KEY_VAULT_NAME.match(value) or "--" in value:
+                raise AddressError(f"'{value}' is not a Key Vault name",
+                                   "write the vault's name in lower case: 3-24 letters, digits and single '-', starting with a letter")
+        return values
+
+    @field_validator("apps_domain")
+    @classmethod
+    def _apps_domain(cls, value: Optional[str]) -> Optional[str]:
+        return None if value is None else parse_fqdn(value)
+
     @field_validator("azure_ip_group_ids")
     @classmethod
     def _ip_group_ids(cls, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -140,6 +162,14 @@ class Profile(BaseModel):
     # -- derived values -------------------------------------------------------------------------
     def role_sources(self, role: str) -> tuple[str, ...]:
         return getattr(self, attribute_for_key(ROLE_SOURCE_KEYS[role]))
+
+    @property
+    def effective_apps_domain(self) -> Optional[str]:
+        if self.apps_domain:
+            return self.apps_domain
+        if self.cluster_name and self.base_domain:
+            return f"apps.{self.cluster_name}.{self.base_domain}"
+        return None
 
     @property
     def offline(self) -> bool:

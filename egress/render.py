@@ -55,6 +55,10 @@ def requirement_json(req: Requirement) -> dict[str, Any]:
         ]
     if req.chosen:
         data["chosen"] = req.chosen
+    if req.deviations:
+        data["differsFromDocument"] = list(req.deviations)
+    if req.retires:
+        data["retires"] = req.retires.isoformat()
     return data
 
 

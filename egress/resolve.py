@@ -62,6 +62,7 @@ def applies(entry: Entry, profile: Profile) -> bool:
         when.node_os is None or bool(set(when.node_os) & set(profile.node_os)),
         all(feature in profile.features for feature in when.features),
         when.ibm_registry_region is None or when.ibm_registry_region in profile.ibm_registry_regions,
+        when.openshift_platform is None or profile.openshift_platform in when.openshift_platform,
     )
     return all(checks)
 
@@ -136,13 +137,16 @@ def _requirements_for(entry: Entry, profile: Profile, values: dict[str, tuple[st
         if missing:
             note += f"; not resolvable here: {', '.join(missing)}"
     alternatives = tuple(o for o, _ in options) if len(options) > 1 else ()
+    documented = ", ".join(d.destination for d in entry.documented_as)
+    deviations = (f"{entry.id}: documented as {documented}: {entry.differs_because}",) if entry.documented_as else ()
+    retires = entry.retires.date if entry.retires else None
     return [
         Requirement(
             # A list placeholder may mix host names and addresses (vsphereEndpoints): each destination keeps its own kind.
             role=entry.role, destination=destination, kind=classify(destination) if chosen.kind in ("ip", "cidr", "fqdn") else chosen.kind, protocol=chosen.protocol, ports=chosen.ports,
             level=entry.level, purposes=(entry.purpose,), entry_ids=(entry.id,), citations=(citation,),
             platforms=(entry.platform,), paths=paths, images=entry.images, alternatives=alternatives, chosen=note,
-            sources=profile.role_sources(entry.role),
+            sources=profile.role_sources(entry.role), deviations=deviations, retires=retires,
         )
         for destination in chosen.destinations
     ]
@@ -163,7 +167,7 @@ def _expand(requirement: Requirement, entry: Entry, catalog: Catalog) -> list[Re
                 protocol=implied.protocol, ports=normalize_ports(parse_port(p) for p in implied.ports),
                 level=requirement.level, purposes=(implied.purpose,), entry_ids=(entry.id,),
                 citations=((source.doc, implied.citation.section),), platforms=requirement.platforms,
-                via=(f"{expansion.host} (for {entry.id})",), sources=requirement.sources,
+                via=(f"{expansion.host} (for {entry.id})",), sources=requirement.sources, retires=requirement.retires,
             ))
     return out
 
@@ -180,7 +184,9 @@ def _merge(group: list[Requirement]) -> Requirement:
         "level": min((r.level for r in group), key=LEVELS.index),
         "purposes": tuple(dict.fromkeys(p for r in sorted(group, key=lambda r: r.entry_ids) for p in r.purposes)),
         "entry_ids": union("entry_ids"), "platforms": union("platforms"), "paths": union("paths"),
-        "images": union("images"), "via": union("via"),
+        "images": union("images"), "via": union("via"), "deviations": union("deviations"),
+        # A requirement retires only when every reason for it does, on the last of their dates.
+        "retires": None if any(r.retires is None for r in group) else max(r.retires for r in group),
         "citations": tuple(sorted({c for r in group for c in r.citations})),
         "chosen": next((r.chosen for r in group if r.chosen), None),
         "alternatives": next((r.alternatives for r in group if r.alternatives), ()),

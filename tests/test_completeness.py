@@ -12,8 +12,10 @@ TABLES = sorted((Path(__file__).parent / "seed_tables").glob("*.yaml"))
 
 
 def _candidates(entry):
+    """What an entry stands for: its destination, its alternatives, and the document's own text where the matrix
+    deliberately writes something else (documented_as), so a corrected row still accounts for the seed's row."""
     yield entry.destination, entry.protocol, entry.ports
-    for alt in entry.alternatives:
+    for alt in (*entry.alternatives, *entry.documented_as):
         yield alt.destination, alt.protocol or entry.protocol, alt.ports or entry.ports
 
 
