@@ -53,6 +53,18 @@ def test_azure_wire_server_only_outside_the_public_cloud(catalog):
     assert "168.63.129.16" in gov.split(",")
 
 
+def test_azure_stack_hub_adds_the_arm_endpoint_url_as_is(catalog):
+    profile = cluster(openshiftPlatform="Azure", azureCloudName="AzureStackCloud",
+                      azureArmEndpoint="https://management.local.azurestack.external")
+    assert openshift_no_proxy(catalog, profile) == (
+        ".cluster.local,.svc,10.0.0.0/16,10.128.0.0/14,127.0.0.1,168.63.129.16,169.254.169.254,172.30.0.0/16,"
+        "api-int.test.cluster.com,https://management.local.azurestack.external,localhost")
+    other = openshift_no_proxy(catalog, cluster(openshiftPlatform="Azure", azureCloudName="AzureGermanCloud"))
+    assert "168.63.129.16" in other.split(",") and "https" not in other
+    with pytest.raises(ResolveError, match="azureArmEndpoint"):
+        openshift_no_proxy(catalog, cluster(openshiftPlatform="Azure", azureCloudName="AzureStackCloud"))
+
+
 def test_whitespace_and_empty_pieces_behave_like_the_operator(catalog):
     out = openshift_no_proxy(catalog, cluster(openshiftPlatform="None"), " a.example.com,,b.example.com")
     assert " a.example.com" in out.split(",") and "" not in out.split(",")
