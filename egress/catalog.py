@@ -263,10 +263,9 @@ class _Collector:
             check_destination(alternative.destination, alternative.kind, path, where, field + ".destination")
             if alternative.ports is not None:
                 check_ports(alternative.ports, path, where, field + ".ports")
-        if bool(entry.documented_as) != bool(entry.differs_because):
-            missing = "differs_because" if entry.documented_as else "documented_as"
-            raise CatalogError(path, where, missing, None, "documented_as and differs_because go together",
-                               "keep the document's own text in documented_as and say why the matrix differs in differs_because")
+        if entry.documented_as and not entry.differs_because:
+            raise CatalogError(path, where, "differs_because", None, "documented_as needs the reason the matrix differs",
+                               "say in differs_because why the matrix does not write what the document says")
         written = {entry.destination, *(alt.destination for alt in entry.alternatives)}
         for index, documented in enumerate(entry.documented_as):
             field = f"documented_as[{index}]"
@@ -416,6 +415,7 @@ def export_entry(entry: Entry, catalog: Catalog) -> dict[str, Any]:
              "ports": [_export_port(p) for p in (d.ports or entry.ports)]}
             for d in entry.documented_as
         ]
+    if entry.differs_because:
         data["differs_because"] = entry.differs_because
     if entry.retires:
         retire_source = catalog.sources[entry.retires.citation.source]

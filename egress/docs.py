@@ -12,16 +12,17 @@ def _cell(text: object) -> str:
 
 def _differences(catalog: Catalog) -> list[str]:
     """One place where a reviewer sees every deliberate departure from the vendor documents, and every retiring row."""
-    differing = [e for e in catalog.entries if e.documented_as]
+    differing = [e for e in catalog.entries if e.differs_because]
     lines = ["## Where this matrix differs from the vendor documents", "",
-             "Entries whose destination deliberately differs from what the cited document says (a host that never matches,",
-             "a stale row, an over-broad alternative dropped). The document's own text is kept in the entry (`documented_as`)",
-             "and the seed-completeness test counts it.", "",
+             "Entries that deliberately differ from what the cited document says (a host that never matches, a stale row,",
+             "an over-broad alternative dropped, a narrower condition). Where the destination differs, the document's own text",
+             "is kept in the entry (`documented_as`) and the seed-completeness test counts it.", "",
              f"{len(differing)} entries.", "",
              "| id | the document says | the matrix has | why | citation |", "|---|---|---|---|---|"]
     for entry in differing:
         data = export_entry(entry, catalog)
-        said = "<br>".join(f"`{d['destination']}` {d['protocol']}/{','.join(map(str, d['ports']))}" for d in data["documented_as"])
+        said = "<br>".join(f"`{d['destination']}` {d['protocol']}/{','.join(map(str, d['ports']))}"
+                           for d in data.get("documented_as", [])) or "(same destination)"
         has = "<br>".join([f"`{entry.destination}` {entry.protocol}/{','.join(map(str, data['ports']))}"]
                           + [f"`{a['destination']}` {a['protocol']}/{','.join(map(str, a['ports']))}" for a in data["alternatives"]])
         citation = f"{data['citation']['doc']} § {data['citation']['section']}"
@@ -60,7 +61,7 @@ def matrix_markdown(catalog: Catalog) -> str:
             data = export_entry(entry, catalog)
             alternatives = "<br>".join(f"`{a['destination']}` {a['protocol']}/{','.join(map(str, a['ports']))}" for a in data["alternatives"])
             purpose = entry.purpose + (f" — images: {len(entry.images)}" if entry.images else "") + (f" — *{entry.note}*" if entry.note else "")
-            if entry.documented_as:
+            if entry.differs_because:
                 purpose += " — differs from the document (see below)"
             if entry.retires:
                 purpose += f" — **retires {entry.retires.date.isoformat()}**"
@@ -75,7 +76,8 @@ def matrix_markdown(catalog: Catalog) -> str:
               "A requirement whose host is listed here brings the further hosts a pull or download really touches.", "",
               "| host | implies | note | citation |", "|---|---|---|---|"]
     for expansion in catalog.expansions:
-        implied = "<br>".join(f"`{h.destination}` — {h.purpose}" for h in expansion.implies) or "(none documented)"
+        implied = "<br>".join(f"`{h.destination}` — {h.purpose}" + (f" ({', '.join(h.when.describe())})" if h.when.describe() else "")
+                              for h in expansion.implies) or "(none documented)"
         source = catalog.sources[expansion.citation.source]
         lines.append("| " + " | ".join(_cell(x) for x in (f"`{expansion.host}`", implied, expansion.note or "—",
                                                            f"{source.doc} § {expansion.citation.section}")) + " |")

@@ -62,6 +62,8 @@ class Conditions(Strict):
     features: tuple[str, ...] = ()  # further features that must all be enabled
     ibm_registry_region: Optional[str] = None
     openshift_platform: Optional[tuple[OpenShiftPlatform, ...]] = None  # the stack's openshiftPlatform is one of these
+    aws_regions: Optional[tuple[str, ...]] = None  # the stack's awsRegion is one of these
+    not_clouds: Optional[tuple[CloudVariant, ...]] = None  # the stack's Azure cloud (if any) is none of these
 
     def describe(self) -> list[str]:
         parts: list[str] = []
@@ -77,6 +79,10 @@ class Conditions(Strict):
             parts.append(f"registry region {self.ibm_registry_region}")
         if self.openshift_platform:
             parts.append("openshift-platform in " + "/".join(self.openshift_platform))
+        if self.aws_regions:
+            parts.append("aws-region in " + "/".join(self.aws_regions))
+        if self.not_clouds:
+            parts.append("cloud not " + "/".join(self.not_clouds))
         return parts
 
 
@@ -140,6 +146,7 @@ class ImpliedHost(Strict):
     kind: Optional[DestinationKind] = None
     protocol: Protocol = "https"
     ports: tuple[PortItem, ...] = ()
+    when: Conditions = Conditions()  # e.g. only for clients in some AWS regions, or in some Azure clouds
     purpose: str = Field(min_length=1)
     citation: Citation
     note: Optional[str] = None

@@ -45,7 +45,7 @@ def _values(rule: NoProxyRule, profile: Profile, catalog: Catalog) -> list[str]:
     for name in names_in(text):
         values = PLACEHOLDERS[name].values(profile, catalog)
         if not values:
-            raise ResolveError(f"no-proxy rule '{rule.id}' ({text}) needs {{{name}}}. Fix: set {PROJECT}:{PLACEHOLDERS[name].stack_key} in the stack")
+            raise ResolveError(f"no-proxy rule '{rule.id}' ({text}) needs {{{name}}}. Fix: set {PLACEHOLDERS[name].setting} in the stack")
         filled[name] = values[0]
     return [substitute(text, filled)]
 

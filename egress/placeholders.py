@@ -24,6 +24,13 @@ class Placeholder:
     description: str
     sample: str
     values: Callable[["Profile", "Catalog"], tuple[str, ...]]
+    derived_from: tuple[str, ...] = ()  # stack keys it is computed from when stack_key itself is unset
+
+    @property
+    def setting(self) -> str:
+        """What to set in the stack to fill it, for error messages."""
+        keys = f"egress-matrix:{self.stack_key}"
+        return keys + (f" (or {' and '.join('egress-matrix:' + k for k in self.derived_from)})" if self.derived_from else "")
 
 
 def _one(value: object) -> tuple[str, ...]:
@@ -56,9 +63,12 @@ PLACEHOLDERS: dict[str, Placeholder] = {
         Placeholder("base_domain", "host", "baseDomain", "cluster base domain", "example.com",
                     lambda p, c: _one(p.base_domain)),
         Placeholder("apps_domain", "host", "appsDomain", "OpenShift ingress domain (default apps.<clusterName>.<baseDomain>)",
-                    "apps.demo.example.com", lambda p, c: _one(p.effective_apps_domain)),
+                    "apps.demo.example.com", lambda p, c: _one(p.effective_apps_domain), derived_from=("clusterName", "baseDomain")),
         Placeholder("azure_arm_endpoint", "url", "azureArmEndpoint", "Azure Stack Hub ARM endpoint URL",
                     "https://management.local.azurestack.external", lambda p, c: _one(p.azure_arm_endpoint)),
+        Placeholder("monitor_dce", "label", "azureMonitorDataCollectionEndpoints",
+                    "the cluster's Azure Monitor data collection endpoints (<name>-<id>.<region>-1)", "mydce-a1b2.westeurope-1",
+                    lambda p, c: p.azure_monitor_dces),
         Placeholder("key_vault_name", "label", "azureKeyVaultNames", "names of the Key Vaults the cluster reads", "kv-demo",
                     lambda p, c: p.azure_key_vault_names),
         Placeholder("vsphere_endpoint", "host", "vsphereEndpoints", "vCenter API hosts", "vcenter.example.com",

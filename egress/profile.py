@@ -29,6 +29,7 @@ ROLE_SOURCE_KEYS = {
 }
 
 
+_DCE = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?\.[a-z0-9]+-[0-9]+$")
 _KEY_VAULT_NAME = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
 _IP_GROUP_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/ipGroups/[^/]+$")
 
@@ -76,6 +77,9 @@ class Profile(BaseModel):
                                                        description="OpenShift on Azure: platformStatus.azure.cloudName (default: from cloud; empty when cloud is unset).")
     azure_arm_endpoint: Optional[str] = Field(None, alias="azureArmEndpoint", pattern=r"^https://[^\s/]+(/\S*)?$",
                                               description="OpenShift on Azure Stack Hub: platformStatus.azure.armEndpoint, e.g. https://management.<region>.<domain>.")
+    azure_monitor_dces: tuple[str, ...] = Field((), alias="azureMonitorDataCollectionEndpoints",
+                                                description="The cluster's Azure Monitor data collection endpoints, as the part of their endpoint URLs before "
+                                                            "'.ingest.' / '.metrics.ingest.' (e.g. mydce-a1b2.westeurope-1): only those ingestion hosts are allowed.")
     azure_key_vault_names: tuple[str, ...] = Field((), alias="azureKeyVaultNames",
                                                    description="Key Vaults the Secrets Store CSI driver reads: only <name>.vault.<cloud suffix> is allowed, not every vault.")
     targets: tuple[Literal["azure"], ...] = Field((), alias="targets", description="Enforcement targets the program deploys (azure; aws and kubernetes arrive with their issues).")
@@ -125,6 +129,16 @@ class Profile(BaseModel):
             if not _KEY_VAULT_NAME.match(value) or "--" in value:
                 raise AddressError(f"'{value}' is not a Key Vault name",
                                    "write the vault's name in lower case: 3-24 letters, digits and single '-', starting with a letter")
+        return values
+
+    @field_validator("azure_monitor_dces")
+    @classmethod
+    def _dces(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            if not _DCE.match(value):
+                raise AddressError(f"'{value}' is not a data collection endpoint prefix",
+                                   "write the part of the DCE's logs ingestion URL before '.ingest.', in lower case, "
+                                   "e.g. 'mydce-a1b2.westeurope-1' for https://mydce-a1b2.westeurope-1.ingest.monitor.azure.com")
         return values
 
     @field_validator("apps_domain")

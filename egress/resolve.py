@@ -11,7 +11,7 @@ from typing import Iterable
 
 from .addresses import NARROWNESS, AddressError, classify, normalize_ports, parse_destination, parse_port, parse_url
 from .errors import ProfileError, ResolveError
-from .models import LEVELS, ROLES, Catalog, Entry, Requirement, ResolvedAlternative
+from .models import LEVELS, ROLES, Catalog, Conditions, Entry, Requirement, ResolvedAlternative
 from .gcpause import paused_gc
 from .placeholders import PLACEHOLDERS, names_in, substitute
 from .profile import PROJECT, Profile
@@ -49,12 +49,18 @@ def check_profile(catalog: Catalog, profile: Profile, file: str | Path = "stack"
 
 def applies(entry: Entry, profile: Profile) -> bool:
     """Does ``entry`` apply to the stack (platform, level, variant, feature and every condition)?"""
-    when = entry.when
-    checks = (
+    return all((
         entry.platform in profile.platforms,
         entry.level in profile.levels,
         entry.variant is None or entry.variant == profile.cloud,
         entry.feature is None or entry.feature in profile.features,
+        conditions_hold(entry.when, profile),
+    ))
+
+
+def conditions_hold(when: Conditions, profile: Profile) -> bool:
+    """Does every condition that is set hold for the stack?"""
+    checks = (
         when.private_cluster is None or when.private_cluster == profile.private_cluster,
         when.konnectivity is None or when.konnectivity == profile.konnectivity,
         when.offline is None or when.offline == profile.offline,
@@ -63,6 +69,8 @@ def applies(entry: Entry, profile: Profile) -> bool:
         all(feature in profile.features for feature in when.features),
         when.ibm_registry_region is None or when.ibm_registry_region in profile.ibm_registry_regions,
         when.openshift_platform is None or profile.openshift_platform in when.openshift_platform,
+        when.aws_regions is None or profile.aws_region in when.aws_regions,
+        when.not_clouds is None or profile.cloud not in when.not_clouds,
     )
     return all(checks)
 
@@ -116,7 +124,7 @@ def _options(entry: Entry, values: dict[str, tuple[str, ...]]) -> tuple[list[tup
     for destination, kind, protocol, ports, note in candidates:
         option, lacking, paths = _resolve_option(destination, kind, protocol, ports, note, values, entry)
         if option is None:
-            missing.extend(f"{{{name}}} (set {PROJECT}:{PLACEHOLDERS[name].stack_key})" for name in lacking)
+            missing.extend(f"{{{name}}} (set {PLACEHOLDERS[name].setting})" for name in lacking)
         else:
             options.append((option, paths))
     # Narrowest first; among equals keep the document's order (sorted() is stable).
@@ -137,8 +145,8 @@ def _requirements_for(entry: Entry, profile: Profile, values: dict[str, tuple[st
         if missing:
             note += f"; not resolvable here: {', '.join(missing)}"
     alternatives = tuple(o for o, _ in options) if len(options) > 1 else ()
-    documented = ", ".join(d.destination for d in entry.documented_as)
-    deviations = (f"{entry.id}: documented as {documented}: {entry.differs_because}",) if entry.documented_as else ()
+    documented = f"documented as {', '.join(d.destination for d in entry.documented_as)}: " if entry.documented_as else ""
+    deviations = (f"{entry.id}: {documented}{entry.differs_because}",) if entry.differs_because else ()
     retires = entry.retires.date if entry.retires else None
     return [
         Requirement(
@@ -152,7 +160,8 @@ def _requirements_for(entry: Entry, profile: Profile, values: dict[str, tuple[st
     ]
 
 
-def _expand(requirement: Requirement, entry: Entry, catalog: Catalog) -> list[Requirement]:
+def _expand(requirement: Requirement, entry: Entry, catalog: Catalog, profile: Profile,
+            values: dict[str, tuple[str, ...]]) -> list[Requirement]:
     """The further hosts a pull from (or download at) this requirement's host really touches."""
     if requirement.kind != "fqdn" or requirement.protocol not in ("http", "https"):
         return []
@@ -161,14 +170,22 @@ def _expand(requirement: Requirement, entry: Entry, catalog: Catalog) -> list[Re
         if expansion.host != requirement.destination:
             continue
         for implied in expansion.implies:
+            if not conditions_hold(implied.when, profile):
+                continue
+            missing = sorted(name for name in names_in(implied.destination) if not values[name])
+            if missing:
+                raise ResolveError(f"host expansion '{expansion.host}' (for entry '{entry.id}') implies '{implied.destination}', which needs "
+                                   f"{', '.join(f'{{{n}}} (set {PLACEHOLDERS[n].setting})' for n in missing)}. "
+                                   "Fix: set the stack value")
             source = catalog.sources[implied.citation.source]
-            out.append(Requirement(
-                role=requirement.role, destination=implied.destination, kind=implied.kind or "fqdn",
-                protocol=implied.protocol, ports=normalize_ports(parse_port(p) for p in implied.ports),
-                level=requirement.level, purposes=(implied.purpose,), entry_ids=(entry.id,),
-                citations=((source.doc, implied.citation.section),), platforms=requirement.platforms,
-                via=(f"{expansion.host} (for {entry.id})",), sources=requirement.sources, retires=requirement.retires,
-            ))
+            for destination in _fill(implied.destination, values):
+                out.append(Requirement(
+                    role=requirement.role, destination=destination, kind=implied.kind or "fqdn",
+                    protocol=implied.protocol, ports=normalize_ports(parse_port(p) for p in implied.ports),
+                    level=requirement.level, purposes=(implied.purpose,), entry_ids=(entry.id,),
+                    citations=((source.doc, implied.citation.section),), platforms=requirement.platforms,
+                    via=(f"{expansion.host} (for {entry.id})",), sources=requirement.sources, retires=requirement.retires,
+                ))
     return out
 
 
@@ -214,7 +231,7 @@ def _resolve(catalog: Catalog, profile: Profile, file: str | Path, stack: str) -
             raise ResolveError(f"{where}: {exc}") from None
         for requirement in resolved:
             raw.append(requirement)
-            raw.extend(_expand(requirement, entry, catalog))
+            raw.extend(_expand(requirement, entry, catalog, profile, values))
     groups: dict[tuple[str, str, str, str], list[Requirement]] = {}
     for requirement in raw:
         groups.setdefault(requirement.key, []).append(requirement)

@@ -42,7 +42,7 @@ def test_aks_public_plan_is_exact():
         ("egress-aks", 1000, [("aks-network", 100, "NetworkRule"), ("aks-application", 200, "ApplicationRule")])]
     network, application = plan.groups[0].collections
     assert [(r.name, r.ip_protocols, r.destination_ports, r.destination_addresses) for r in network.rules] == [
-        ("nodes-tcp-443-addresses", ("TCP",), ("443",), ("203.0.113.20",)),
+        ("nodes-tcp-443-addresses", ("TCP",), ("443",), ("203.0.113.20", "AzureMonitor")),
         ("nodes-udp-53-addresses", ("UDP",), ("53",), ("10.10.0.4", "10.10.0.5")),
     ]
     assert [(r.name, r.protocols) for r in application.rules] == [("nodes-http-80", (("Http", 80),)), ("nodes-https-443", (("Https", 443),))]
@@ -50,7 +50,10 @@ def test_aks_public_plan_is_exact():
                                                   "ctldl.windowsupdate.com", "security.ubuntu.com", "www.msftconnecttest.com")
     https = application.rules[1].target_fqdns
     assert "*.hcp.francecentral.azmk8s.io" in https and "francecentral.dp.kubernetesconfiguration.azure.com" in https
-    assert https == tuple(sorted(https)) and len(https) == len(set(https)) == 34
+    assert "kv-egress-demo.vault.azure.net" in https and "*.vault.azure.net" not in https  # azureKeyVaultNames: only that vault
+    assert "msprom-francecentral-demo-a1b2.francecentral-1.metrics.ingest.monitor.azure.com" in https
+    assert not [h for h in https if h.startswith("*.") and "ingest.monitor" in h]  # the DCE's hosts, not every DCE
+    assert https == tuple(sorted(https)) and len(https) == len(set(https)) == 38
     assert plan.ip_groups == {"nodes": ("10.10.16.0/20",)} and plan.minimum_rules == 4
 
 
@@ -146,13 +149,16 @@ def test_fqdn_network_rule_without_dns_proxy_is_an_error():
     assert "egress-matrix:azureDnsProxy: true" in message and "IP/CIDR" in message
 
 
-def test_unsupported_wildcard_falls_back_to_service_tag_or_fails():
+def test_unsupported_wildcard_fails_and_never_falls_back_to_all_of_storage():
     catalog, profile, _ = stack("aks-public", levels=("required", "recommended", "optional"))
+    reqs = resolve(catalog, profile)
+    with pytest.raises(AzureCompileError, match=r"md-\*\.blob\.storage\.azure\.net.*left-most label"):
+        compile_azure(catalog, profile, reqs)
     with pytest.raises(AzureCompileError, match=r"umsa\*\.blob\.core\.windows\.net.*left-most label"):
-        compile_azure(catalog, profile, resolve(catalog, profile))
-    reqs = [r for r in resolve(catalog, profile) if "umsa" not in r.destination]
-    plan = compile_azure(catalog, profile, reqs)
-    assert ("md-*.blob.storage.azure.net" not in json.dumps(_body(plan))) and any(c.used == "Storage" for c in plan.choices)
+        compile_azure(catalog, profile, [r for r in reqs if not r.destination.startswith("md-")])
+    plan = compile_azure(catalog, profile, [r for r in reqs if r.destination not in ("md-*.blob.storage.azure.net", "umsa*.blob.core.windows.net")])
+    body = json.dumps(_body(plan))
+    assert "md-*" not in body and "\"Storage\"" not in body and [c.used for c in plan.choices] == ["*"]  # only the NTP fallback
 
 
 def test_priority_clash_and_range_errors():

@@ -112,7 +112,7 @@ def test_dev_stack_resources_names_and_chain():
         assert inputs["resourceGroupName"] == "rg-egress-dev" and inputs["firewallPolicyName"] == "policy-autoname"
         assert _ints(inputs["ruleCollections"]) == expected[group.name]["properties"]["ruleCollections"]
     assert outputs == {"policy": "/ids/egress-policy", "groups": ["egress-aks", "egress-kkp", "egress-openshift"],
-                       "counts": {"egress-aks": 2, "egress-kkp": 2, "egress-openshift": 1}}
+                       "counts": {"egress-aks": 3, "egress-kkp": 2, "egress-openshift": 1}}
 
 
 def test_existing_policy_and_inline_sources():

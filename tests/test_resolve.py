@@ -65,10 +65,10 @@ def test_custom_dns_expands_per_server(catalog):
 def test_registry_expansion_and_offline_mode(catalog):
     online = resolve(catalog, profile(platforms=["kkp"]))
     docker_hosts = sorted(r.destination for r in online if any("docker.io (for" in v for v in r.via))
-    assert docker_hosts == ["auth.docker.io", "docker-images-prod.6aa30f8b08e16409b46e0173d6de2f56.r2.cloudflarestorage.com",
-                            "production.cloudflare.docker.com", "registry-1.docker.io"]
+    assert docker_hosts == ["auth.docker.io", "production.cloudfront.docker.com", "registry-1.docker.io"]
     offline = resolve(catalog, profile(platforms=["kkp"], offline_registry="172.20.0.2:5000"))
-    registries = [r for r in offline if r.images or r.via and "github.com" not in r.via[0]]
+    # Downloads (dl.k8s.io and its CDN, GitHub releases) stay; every registry and its blob hosts go.
+    registries = [r for r in offline if r.images or r.via and not r.via[0].startswith(("github.com", "dl.k8s.io"))]
     assert keys(registries) == []
     mirror = [r for r in offline if r.entry_ids == ("kkp-offline-registry",)]
     assert keys(mirror) == [("nodes", "172.20.0.2", "tcp", "5000")] and mirror[0].kind == "ip"
@@ -124,7 +124,8 @@ def _shuffled_copy(src: Path, dst: Path, seed: int) -> None:
 
 def test_shuffled_matrix_gives_identical_output(tmp_path, catalog):
     stack_profile = profile(platforms=["aks", "kkp", "openshift"], cloud="azure-public", location="westeurope",
-                            features=["kkp-aws", "kubeone", "azure-monitor"], aws_region="eu-central-1")
+                            features=["kkp-aws", "kubeone", "azure-monitor"], aws_region="eu-central-1",
+                            openshift_platform="AWS", cluster_name="demo", base_domain="example.com")
     expected_catalog = catalog_json(catalog)
     expected = requirements_json("x", resolve(catalog, stack_profile))
     for seed in range(3):
