@@ -15,8 +15,8 @@ Protocol = Literal["http", "https", "tcp", "udp"]
 Level = Literal["required", "recommended", "optional"]
 Role = Literal["nodes", "control-plane", "seed", "bastion", "workstation"]
 CloudVariant = Literal["azure-public", "azure-china", "azure-usgov"]
-AzureCloudName = Literal["AzurePublicCloud", "AzureUSGovernmentCloud", "AzureChinaCloud", "AzureGermanCloud", "AzureUSSecCloud",
-                         "AzureStackCloud"]
+# OpenShift's platformStatus.azure.cloudName enum (openshift/api config/v1 types_infrastructure.go, as CNO vendors it).
+AzureCloudName = Literal["AzurePublicCloud", "AzureUSGovernmentCloud", "AzureChinaCloud", "AzureGermanCloud", "AzureStackCloud"]
 NodeOs = Literal["ubuntu", "azurelinux", "flatcar", "windows", "rhel", "rhcos"]
 
 PROTOCOLS: tuple[str, ...] = ("http", "https", "tcp", "udp")
@@ -179,7 +179,7 @@ class NoProxyConditions(Strict):
     aws_region: Optional[str] = None
     not_aws_region: Optional[str] = None
     not_azure_cloud: Optional[str] = None
-    azure_cloud: Optional[str] = None
+    azure_cloud: Optional[AzureCloudName] = None
     hypershift: Optional[bool] = None
 
 
