@@ -12,7 +12,8 @@ import statistics
 import time
 from pathlib import Path
 
-from egress.azure import compile_azure, plan_bodies
+from egress.targets.azure.compile import compile_azure
+from egress.targets.azure.render import plan_bodies
 from egress.project import open_project
 from egress.resolve import resolve
 

@@ -1,4 +1,4 @@
-"""AzureFirewallEgress: an Azure Firewall Policy's rule collection groups from an ``egress.azure.AzurePlan``.
+"""AzureFirewallEgress: an Azure Firewall Policy's rule collection groups from an ``egress.targets.azure.AzurePlan``.
 
 Azure accepts one rule collection group (RCG) write per policy at a time (3-5 minutes each) and the provider
 does not serialize them, so every RCG depends on the one before it, in priority order; IP Groups are created
@@ -12,7 +12,8 @@ from typing import Optional
 import pulumi
 from pulumi_azure_native import network
 
-from egress.azure import AzurePlan, ip_group_name, rcg_body
+from egress.targets.azure.plan import AzurePlan, ip_group_name
+from egress.targets.azure.render import rcg_body
 
 TYPE_TOKEN = "egress:azure:FirewallEgress"
 _POLICY_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/(?P<rg>[^/]+)/providers/Microsoft\.Network/firewallPolicies/(?P<name>[^/]+)$")

@@ -17,11 +17,11 @@ from typing_extensions import Annotated
 
 from . import render
 from .docs import matrix_markdown
-from .azure import compile_azure, offline_ip_group_ids, plan_bodies
 from .errors import EgressError
 from .exports import allowlist_exports
 from .noproxy import openshift_no_proxy
 from .project import Project, find_project, open_project
+from .targets import TARGETS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Cited, machine-readable egress requirements for Kubernetes clusters.")
@@ -90,29 +90,31 @@ def matrix_command(
             console.print(f"Export for {export['allowlist']} ({export['direction']}): {values}", highlight=False)
 
 
-class Target(str, Enum):
-    azure = "azure"
+Target = Enum("Target", {name: name for name in TARGETS}, type=str)  # type: ignore[misc]
 
 
 @app.command("render")
 def render_command(
     stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
-    target: Annotated[Target, typer.Option("--target", "-t", help="Enforcement target to render.")] = Target.azure,
+    target: Annotated[Target, typer.Option("--target", "-t", help="Enforcement target to render.")] = Target("azure"),  # type: ignore[valid-type]
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory; files go to OUT/<target>/.", file_okay=False)] = Path("out"),
     project: ProjectOption = None,
 ) -> None:
-    """Write what a target would deploy, offline: for azure, each rule collection group's REST body."""
+    """Write what a target would deploy, offline (for azure: each rule collection group's REST body and each IP Group)."""
     proj = _project(project)
     catalog, profile, reqs = proj.requirements(stack)
-    plan = compile_azure(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'")
-    bodies = plan_bodies(plan, offline_ip_group_ids(plan, profile))
-    directory = out / target.value
-    directory.mkdir(parents=True, exist_ok=True)
-    for stale in directory.glob("*.json"):
-        stale.unlink()
-    for body in bodies:
-        (directory / f"{body['name']}.json").write_text(render.to_json(body), encoding="utf-8")
-    Console(stderr=True).print(f"wrote {len(bodies)} rule collection group(s), {sum(g.rule_count for g in plan.groups)} rules, to {directory}")
+    spec = TARGETS[target.value]
+    plan = spec.compile(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'")
+    files = spec.render(plan)
+    directory = out / spec.name
+    if directory.exists():
+        for stale in sorted(directory.rglob("*"), reverse=True):  # a re-render leaves nothing from the last one
+            stale.unlink() if stale.is_file() else stale.rmdir()
+    for relative, text in sorted(files.items()):
+        path = out / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    Console(stderr=True).print(f"wrote {spec.summary(plan)} to {directory}")
 
 
 @catalog_app.command("export")

@@ -1,16 +1,15 @@
 """Azure Firewall plan: exact layout, coverage judged from the emitted bodies, limits and errors, diff locality."""
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 
 import pytest
 
-from egress.azure import (
-    AzureCompileError, compile_azure, fqdn_tag_members, offline_ip_group_ids, plan_bodies, rcg_body,
-)
-from egress.azure_eval import evaluate
+from egress.targets.azure.compile import compile_azure, fqdn_tag_members
+from egress.targets.azure.evaluate import evaluate_bodies as evaluate
+from egress.targets.azure.plan import AzureCompileError
+from egress.targets.azure.render import offline_ip_group_ids, plan_bodies
 from egress.models import Requirement
 from egress.addresses import PortRange
 from egress.project import open_project
@@ -188,7 +187,7 @@ def test_offline_ip_group_ids_need_subscription_and_group():
     catalog, profile, reqs = stack("aks-public", azure_subscription_id=None)
     plan = compile_azure(catalog, profile, reqs)
     with pytest.raises(AzureCompileError, match="needs egress-matrix:azureSubscriptionId"):
-        offline_ip_group_ids(plan, profile)
+        offline_ip_group_ids(plan)
 
 
 # ------------------------------------------------------------------------------------------- diff locality

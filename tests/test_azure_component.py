@@ -1,15 +1,14 @@
 """AzureFirewallEgress under the Pulumi SDK mocks: exact resources, names, priorities, rule contents, depends_on chain."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pulumi
-import pytest
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 
-from egress.azure import compile_azure, plan_bodies
+from egress.targets.azure.compile import compile_azure
+from egress.targets.azure.render import plan_bodies
 from egress.project import open_project
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,83 +13,16 @@ Destination choice per requirement: the narrowest alternative Azure can express.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Literal, Optional
+from typing import Any, Iterable, Optional
 
-from pydantic import Field
-
-from .addresses import PortRange, format_ports, normalize_ports, parse_port
-from .errors import EgressError
-from .models import Catalog, Requirement, ResolvedAlternative, Strict
-from .profile import ROLE_SOURCE_KEYS, Profile
-
-# Fixed bands: a platform's RCG priority never depends on which other platforms a stack runs. The stack's base
-# is at most 64000 (profile.py), so base + 100 * band stays within Azure's 100-65000 while bands stay <= 10.
-PLATFORM_BANDS = {"aks": 0, "kkp": 1, "openshift": 2, "ibm-vpc": 3}
-NETWORK_COLLECTION_PRIORITY = 100
-APPLICATION_COLLECTION_PRIORITY = 200
-MAX_RCG_BYTES = 2 * 1024 * 1024
-MAX_RCGS_PER_POLICY = 50
-MAX_APP_RULE_PORT = 64000  # FirewallPolicyRuleApplicationProtocol.port maximum in the REST model
-FQDN_TAG = "AzureKubernetesService"
-
-
-class AzureCompileError(EgressError):
-    """The stack's requirements cannot be expressed on Azure Firewall as configured."""
-
-
-class ApplicationRule(Strict):
-    name: str
-    role: str
-    protocols: tuple[tuple[Literal["Http", "Https"], int], ...]
-    target_fqdns: tuple[str, ...] = ()
-    fqdn_tags: tuple[str, ...] = ()
-    description: str = ""
-
-
-class NetworkRule(Strict):
-    name: str
-    role: str
-    ip_protocols: tuple[Literal["TCP", "UDP"], ...]
-    destination_ports: tuple[str, ...]
-    destination_addresses: tuple[str, ...] = ()
-    destination_fqdns: tuple[str, ...] = ()
-    description: str = ""
-
-
-class RuleCollection(Strict):
-    name: str
-    priority: int
-    rule_type: Literal["NetworkRule", "ApplicationRule"]
-    rules: tuple[ApplicationRule | NetworkRule, ...]
-
-
-class RuleCollectionGroup(Strict):
-    name: str
-    platform: str
-    priority: int
-    collections: tuple[RuleCollection, ...]
-
-    @property
-    def rule_count(self) -> int:
-        return sum(len(c.rules) for c in self.collections)
-
-
-class Choice(Strict):
-    """Which destination Azure uses for a requirement, when it is not the resolver's first choice."""
-
-    requirement: str
-    used: str
-    reason: str
-
-
-class AzurePlan(Strict):
-    groups: tuple[RuleCollectionGroup, ...]
-    ip_groups: dict[str, tuple[str, ...]]  # role -> CIDRs of the IP Groups the component creates
-    existing_ip_groups: dict[str, str] = {}  # role -> resource id of an IP Group the stack already has
-    role_sources: dict[str, tuple[str, ...]]
-    dns_proxy: bool
-    choices: tuple[Choice, ...] = ()
-    minimum_rules: int = Field(0, description="Rules after merging, the theoretical minimum for this layout")
+from ...addresses import format_ports
+from ...models import Catalog, Requirement, ResolvedAlternative
+from ...profile import ROLE_SOURCE_KEYS, Profile
+from .plan import (
+    APPLICATION_COLLECTION_PRIORITY, FQDN_TAG, MAX_APP_RULE_PORT, MAX_RCG_BYTES, MAX_RCGS_PER_POLICY, NETWORK_COLLECTION_PRIORITY,
+    PLATFORM_BANDS, ApplicationRule, AzureCompileError, AzurePlan, Choice, NetworkRule, RuleCollection, RuleCollectionGroup,
+)
+from .render import rcg_body
 
 
 def _requirement_label(req: Requirement) -> str:
@@ -123,7 +56,7 @@ def _core_aks(req: Requirement, catalog: Catalog) -> bool:
 def _band(platforms: Iterable[str]) -> str:
     known = [p for p in platforms if p in PLATFORM_BANDS]
     if not known:
-        raise AzureCompileError(f"platform(s) {', '.join(platforms)} have no Azure priority band. Fix: add them to PLATFORM_BANDS in egress/azure.py")
+        raise AzureCompileError(f"platform(s) {', '.join(platforms)} have no Azure priority band. Fix: add them to PLATFORM_BANDS in egress/targets/azure/plan.py")
     return min(known, key=PLATFORM_BANDS.__getitem__)
 
 
@@ -224,6 +157,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
         groups=tuple(groups), ip_groups=created, existing_ip_groups=existing, role_sources=role_sources,
         dns_proxy=profile.azure_dns_proxy, choices=tuple(choices),
         minimum_rules=len(app) + len(net) + len(tag),
+        subscription_id=profile.azure_subscription_id, resource_group=profile.azure_resource_group,
     )
     _check_limits(plan, profile)
     return plan
@@ -249,85 +183,11 @@ def _size_probe_ids(plan: AzurePlan) -> dict[str, str]:
             f"/providers/Microsoft.Network/ipGroups/egress-{role}" for role in plan.ip_groups}
 
 
-def ip_group_name(role: str) -> str:
-    return f"egress-{role}"
-
-
-def ip_group_id(subscription: str, resource_group: str, role: str) -> str:
-    return f"/subscriptions/{subscription}/resourceGroups/{resource_group}/providers/Microsoft.Network/ipGroups/{ip_group_name(role)}"
-
-
-def _sources(role: str, plan: AzurePlan, ip_group_ids: dict[str, str]) -> dict[str, list[str]]:
-    if role in plan.existing_ip_groups:
-        return {"sourceIpGroups": [plan.existing_ip_groups[role]]}
-    if role in plan.ip_groups:
-        return {"sourceIpGroups": [ip_group_ids[role]]}
-    return {"sourceAddresses": list(plan.role_sources[role])}
-
-
-def rule_body(rule: ApplicationRule | NetworkRule, plan: AzurePlan, ip_group_ids: dict[str, str]) -> dict[str, Any]:
-    if isinstance(rule, ApplicationRule):
-        body: dict[str, Any] = {
-            "ruleType": "ApplicationRule", "name": rule.name, "description": rule.description,
-            "protocols": [{"protocolType": p, "port": n} for p, n in rule.protocols],
-            **_sources(rule.role, plan, ip_group_ids), "terminateTLS": False,
-        }
-        if rule.target_fqdns:
-            body["targetFqdns"] = list(rule.target_fqdns)
-        if rule.fqdn_tags:
-            body["fqdnTags"] = list(rule.fqdn_tags)
-        return body
-    body = {
-        "ruleType": "NetworkRule", "name": rule.name, "description": rule.description,
-        "ipProtocols": list(rule.ip_protocols), **_sources(rule.role, plan, ip_group_ids),
-        "destinationPorts": list(rule.destination_ports),
-    }
-    if rule.destination_addresses:
-        body["destinationAddresses"] = list(rule.destination_addresses)
-    if rule.destination_fqdns:
-        body["destinationFqdns"] = list(rule.destination_fqdns)
-    return body
-
-
-def rcg_body(group: RuleCollectionGroup, plan: AzurePlan, ip_group_ids: dict[str, str]) -> dict[str, Any]:
-    """The REST body of one rule collection group (what one PUT writes)."""
-    return {
-        "name": group.name,
-        "properties": {
-            "priority": group.priority,
-            "ruleCollections": [
-                {"ruleCollectionType": "FirewallPolicyFilterRuleCollection", "name": c.name, "priority": c.priority,
-                 "action": {"type": "Allow"}, "rules": [rule_body(r, plan, ip_group_ids) for r in c.rules]}
-                for c in group.collections
-            ],
-        },
-    }
-
-
-def offline_ip_group_ids(plan: AzurePlan, profile: Profile) -> dict[str, str]:
-    """Resource ids of the IP Groups the component creates, for offline rendering."""
-    if not plan.ip_groups:
-        return {}
-    missing = [key for key, value in (("azureSubscriptionId", profile.azure_subscription_id), ("azureResourceGroup", profile.azure_resource_group)) if not value]
-    if missing:
-        raise AzureCompileError(f"rendering IP Group sources offline needs {' and '.join('egress-matrix:' + k for k in missing)}. "
-                                "Fix: set them in the stack, or set egress-matrix:azureIpGroups: false to use source CIDRs inline")
-    return {role: ip_group_id(profile.azure_subscription_id, profile.azure_resource_group, role) for role in plan.ip_groups}  # type: ignore[arg-type]
-
-
-def port_ranges(ports: Iterable[str]) -> tuple[PortRange, ...]:
-    return normalize_ports(parse_port(p) for p in ports)
-
-
 def fqdn_tag_members(catalog: Catalog, requirements: Iterable[Requirement]) -> dict[str, set[str]]:
     """What the AzureKubernetesService tag stands for: the core AKS FQDN requirements (Microsoft maintains the tag
     as 'all the FQDNs listed in outbound network and FQDN rules for AKS clusters'; add-ons are not in it)."""
     return {FQDN_TAG: {r.destination for r in requirements
                        if r.protocol in ("http", "https") and r.kind in ("fqdn", "wildcard") and _core_aks(r, catalog)}}
-
-
-def plan_bodies(plan: AzurePlan, ip_group_ids: dict[str, str]) -> list[dict[str, Any]]:
-    return [rcg_body(group, plan, ip_group_ids) for group in plan.groups]
 
 
 def check_deploy_settings(profile: Profile) -> None:

@@ -12,22 +12,13 @@ allow a destination, protocol or port that no requirement asked for (``extra``)?
 from __future__ import annotations
 
 import ipaddress
+import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Optional
 
-from .addresses import PortRange, host_matches, parse_port, wildcard_covers
-from .models import Requirement
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    missing: tuple[str, ...] = ()
-    extra: tuple[str, ...] = ()
-    rules_checked: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return not self.missing and not self.extra
+from ...addresses import PortRange, host_matches, parse_port, wildcard_covers
+from ...models import Requirement
+from ..verdict import Verdict
 
 
 @dataclass
@@ -73,7 +64,7 @@ def _rules(bodies: Iterable[Mapping[str, Any]], ip_groups: Mapping[str, Iterable
             for rule in collection["rules"]:
                 sources = list(rule.get("sourceAddresses", []))
                 for group_id in rule.get("sourceIpGroups", []):
-                    sources += list(ip_groups[group_id])
+                    sources += list(ip_groups.get(group_id, ()))  # an IP Group whose contents are unknown adds nothing
                 rules.append(_Rule(body["name"], collection["name"], rule, tuple(sources)))
     # Azure evaluates network rules before application rules; order does not change *whether* a flow passes.
     return rules
@@ -172,8 +163,8 @@ def _flow_requested(destination: str, protocol: str, hint: str, rng: PortRange |
     return False
 
 
-def evaluate(bodies: Iterable[Mapping[str, Any]], requirements: Iterable[Requirement], role_sources: Mapping[str, Iterable[str]],
-             ip_groups: Mapping[str, Iterable[str]] | None = None, tag_members: Mapping[str, set[str]] | None = None) -> Evaluation:
+def evaluate_bodies(bodies: Iterable[Mapping[str, Any]], requirements: Iterable[Requirement], role_sources: Mapping[str, Iterable[str]],
+                    ip_groups: Mapping[str, Iterable[str]] | None = None, tag_members: Mapping[str, set[str]] | None = None) -> Verdict:
     """Is every requirement allowed by the bodies, and is anything allowed that no requirement asked for?"""
     rules = _rules(bodies, ip_groups or {})
     tag_members = tag_members or {}
@@ -187,4 +178,22 @@ def evaluate(bodies: Iterable[Mapping[str, Any]], requirements: Iterable[Require
         for destination, protocol, hint, rng in _rule_flows(rule):
             if not _flow_requested(destination, protocol, hint, rng, rule, requirements, role_sources, tag_members):
                 extra.append(f"{rule.label} allows {destination} {protocol}/{rng if rng else '*'}, which no requirement asks for")
-    return Evaluation(missing=tuple(missing), extra=tuple(extra), rules_checked=len(rules))
+    return Verdict(missing=tuple(missing), extra=tuple(extra), rules_checked=len(rules))
+
+
+def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement],
+             tag_members: Optional[Mapping[str, set[str]]] = None) -> Verdict:
+    """Judge what ``render`` produced (``azure/<group>.json`` bodies and ``azure/ip-groups/<name>.json``): the role
+    sources come from the requirements themselves, the IP Groups' addresses from their own artefacts."""
+    requirements = list(requirements)
+    bodies, ip_groups = [], {}
+    for path, text in sorted(artefacts.items()):
+        if not path.startswith("azure/") or not path.endswith(".json"):
+            continue
+        document = json.loads(text)
+        if path.startswith("azure/ip-groups/"):
+            ip_groups[document["id"]] = document["properties"]["ipAddresses"]
+        else:
+            bodies.append(document)
+    role_sources = {r.role: r.sources for r in requirements}
+    return evaluate_bodies(bodies, requirements, role_sources, ip_groups, tag_members)

@@ -1,0 +1,30 @@
+"""Azure Firewall Policy: rule collection groups (and the IP Groups they use as sources).
+
+compile.py  requirements -> AzurePlan (every decision)     render.py  AzurePlan -> REST bodies
+evaluate.py REST bodies -> Verdict, with Azure's semantics   plan.py    the plan's models and Azure's limits
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from ...models import Catalog, Requirement
+from ..verdict import Verdict
+from .compile import check_deploy_settings, compile_azure, fqdn_tag_members
+from .evaluate import evaluate as evaluate_artefacts
+from .plan import AzureCompileError, AzurePlan
+from .render import render
+
+NAME = "azure"
+
+
+def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement], catalog: Catalog) -> Verdict:
+    """The rendered artefacts judged against the requirements of the roles they enforce."""
+    requirements = list(requirements)
+    return evaluate_artefacts(artefacts, requirements, fqdn_tag_members(catalog, requirements))
+
+
+def summary(plan: AzurePlan) -> str:
+    return f"{len(plan.groups)} rule collection group(s), {sum(g.rule_count for g in plan.groups)} rules, {len(plan.ip_groups)} IP Group(s)"
+
+
+__all__ = ["NAME", "AzureCompileError", "AzurePlan", "check_deploy_settings", "compile_azure", "evaluate", "render", "summary"]

@@ -1,0 +1,60 @@
+"""The target registry: every target has the shared shape, and render -> evaluate round-trips on what is written."""
+from __future__ import annotations
+
+import json
+import typing
+from pathlib import Path
+
+import pytest
+
+from egress.errors import EgressError
+from egress.profile import Profile
+from egress.project import open_project
+from egress.targets import TARGETS, target
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_registry_matches_the_stack_setting():
+    declared = typing.get_args(typing.get_args(Profile.model_fields["targets"].annotation)[0])
+    assert sorted(declared) == sorted(TARGETS)
+    with pytest.raises(EgressError, match="unknown target 'gcp'. Fix: use one of: azure"):
+        target("gcp")
+
+
+@pytest.mark.parametrize("stack", ["dev", "aks-public", "aks-usgov", "aks-china"])
+def test_rendered_artefacts_are_judged_complete_and_exact(stack):
+    catalog, profile, reqs = open_project(ROOT).requirements(stack)
+    spec = TARGETS["azure"]
+    files = spec.render(spec.compile(catalog, profile, reqs, stack))
+    enforced = [r for r in reqs if r.role in profile.azure_roles]
+    verdict = spec.evaluate(files, enforced, catalog)
+    assert verdict.ok, (verdict.missing, verdict.extra)
+    assert verdict.rules_checked == sum(len(c["rules"]) for p, t in files.items() if "/ip-groups/" not in p
+                                        for c in json.loads(t)["properties"]["ruleCollections"])
+
+
+def test_evaluation_reads_ip_group_addresses_from_their_own_artefacts():
+    catalog, profile, reqs = open_project(ROOT).requirements("aks-public")
+    spec = TARGETS["azure"]
+    files = spec.render(spec.compile(catalog, profile, reqs, "aks-public"))
+    ip_group = "azure/ip-groups/egress-nodes.json"
+    assert json.loads(files[ip_group])["properties"]["ipAddresses"] == ["10.10.16.0/20"]
+    narrowed = dict(files, **{ip_group: files[ip_group].replace("10.10.16.0/20", "10.10.16.0/24")})
+    verdict = spec.evaluate(narrowed, [r for r in reqs if r.role == "nodes"], catalog)
+    assert len(verdict.missing) == len([r for r in reqs if r.role == "nodes"])  # the nodes' CIDR is no longer inside the group
+    without = {p: t for p, t in files.items() if p != ip_group}
+    assert spec.evaluate(without, [r for r in reqs if r.role == "nodes"], catalog).missing  # unknown group contents allow nothing
+
+
+def test_render_cli_writes_every_artefact_and_leaves_nothing_stale(run_cli, tmp_path):
+    out = tmp_path / "out"
+    stale = out / "azure" / "ip-groups" / "egress-old.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}")
+    code, _, err = run_cli("render", "--stack", "dev", "--out", str(out), "--project", str(ROOT))
+    assert code == 0, err
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*.json"))
+    assert written == ["azure/egress-aks.json", "azure/egress-kkp.json", "azure/egress-openshift.json",
+                       "azure/ip-groups/egress-nodes.json"]  # dev enforces the nodes role only (azureRoles)
+    assert "3 rule collection group(s)" in " ".join(err.split()) and "1 IP Group(s)" in err
