@@ -64,6 +64,7 @@ class Conditions(Strict):
     openshift_platform: Optional[tuple[OpenShiftPlatform, ...]] = None  # the stack's openshiftPlatform is one of these
     aws_regions: Optional[tuple[str, ...]] = None  # the stack's awsRegion is one of these
     not_clouds: Optional[tuple[CloudVariant, ...]] = None  # the stack's Azure cloud (if any) is none of these
+    pods_use_api_server_fqdn: Optional[bool] = None  # pods carry kubernetes.azure.com/set-kube-service-host-fqdn (AKS)
 
     def describe(self) -> list[str]:
         parts: list[str] = []
@@ -83,6 +84,8 @@ class Conditions(Strict):
             parts.append("aws-region in " + "/".join(self.aws_regions))
         if self.not_clouds:
             parts.append("cloud not " + "/".join(self.not_clouds))
+        if self.pods_use_api_server_fqdn is not None:
+            parts.append(f"pods-use-api-server-fqdn={'yes' if self.pods_use_api_server_fqdn else 'no'}")
         return parts
 
 
@@ -93,6 +96,7 @@ class Alternative(Strict):
     kind: Optional[DestinationKind] = None
     protocol: Optional[Protocol] = None
     ports: Optional[tuple[PortItem, ...]] = None
+    when: Conditions = Conditions()  # the alternative is an option only where these hold
     note: Optional[str] = None
 
 

@@ -59,6 +59,9 @@ class Profile(BaseModel):
     node_os: tuple[NodeOs, ...] = Field(("ubuntu",), alias="nodeOs", description="Node operating systems in the cluster.")
     private_cluster: bool = Field(False, alias="privateCluster", description="The API server is reachable only privately.")
     konnectivity: bool = Field(True, alias="konnectivity", description="Nodes reach the control plane through konnectivity (AKS default).")
+    pods_use_api_server_fqdn: bool = Field(False, alias="podsUseApiServerFqdn",
+                                           description="AKS: pods that call the API server carry the annotation kubernetes.azure.com/set-kube-service-host-fqdn, "
+                                                       "so they reach it by FQDN (with SNI) and a layer-7 rule can allow them; else the API server IP is needed.")
     offline_registry: Optional[str] = Field(None, alias="offlineRegistry", description="host:port of the private registry mirror that replaces the public registries (KKP offline mode).")
     custom_dns_ips: tuple[str, ...] = Field((), alias="customDnsIps", description="Custom DNS server IPs the nodes use.")
     api_server_ip: Optional[str] = Field(None, alias="apiServerIp", description="Public IP of the API server, when known.")

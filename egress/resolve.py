@@ -71,6 +71,7 @@ def conditions_hold(when: Conditions, profile: Profile) -> bool:
         when.openshift_platform is None or profile.openshift_platform in when.openshift_platform,
         when.aws_regions is None or profile.aws_region in when.aws_regions,
         when.not_clouds is None or profile.cloud not in when.not_clouds,
+        when.pods_use_api_server_fqdn is None or when.pods_use_api_server_fqdn == profile.pods_use_api_server_fqdn,
     )
     return all(checks)
 
@@ -116,11 +117,15 @@ def _resolve_option(destination: str, kind: str | None, protocol: str, ports: It
     return option, [], tuple(sorted(set(paths)))
 
 
-def _options(entry: Entry, values: dict[str, tuple[str, ...]]) -> tuple[list[tuple[ResolvedAlternative, tuple[str, ...]]], list[str]]:
+def _options(entry: Entry, profile: Profile, values: dict[str, tuple[str, ...]]) -> tuple[list[tuple[ResolvedAlternative, tuple[str, ...]]], list[str]]:
     candidates = [(entry.destination, entry.kind, entry.protocol, entry.ports, None)]
+    missing = []
     for alt in entry.alternatives:
+        if not conditions_hold(alt.when, profile):
+            missing.append(f"{alt.destination} (only when {', '.join(alt.when.describe())}: set {_condition_settings(alt.when)})")
+            continue
         candidates.append((alt.destination, alt.kind, alt.protocol or entry.protocol, alt.ports or entry.ports, alt.note))
-    options, missing = [], []
+    options = []
     for destination, kind, protocol, ports, note in candidates:
         option, lacking, paths = _resolve_option(destination, kind, protocol, ports, note, values, entry)
         if option is None:
@@ -132,8 +137,15 @@ def _options(entry: Entry, values: dict[str, tuple[str, ...]]) -> tuple[list[tup
     return options, sorted(set(missing))
 
 
+def _condition_settings(when: Conditions) -> str:
+    """The stack keys behind an alternative's conditions (only the ones alternatives use today)."""
+    keys = {"pods_use_api_server_fqdn": "podsUseApiServerFqdn", "private_cluster": "privateCluster", "konnectivity": "konnectivity"}
+    return ", ".join(f"{PROJECT}:{keys.get(name, name)}: {str(value).lower()}"
+                     for name, value in when.model_dump(exclude_none=True, exclude_defaults=True).items())
+
+
 def _requirements_for(entry: Entry, profile: Profile, values: dict[str, tuple[str, ...]], citation: tuple[str, str]) -> list[Requirement]:
-    options, missing = _options(entry, values)
+    options, missing = _options(entry, profile, values)
     if not options:
         raise ResolveError(f"entry '{entry.id}' ({entry.platform}) applies to this stack but its destination cannot be resolved: "
                            f"{', '.join(missing)}. Fix: set the stack value, or disable the feature/condition that selects the entry")

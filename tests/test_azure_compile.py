@@ -12,6 +12,7 @@ from egress.targets.azure.plan import AzureCompileError
 from egress.targets.azure.render import offline_ip_group_ids, plan_bodies
 from egress.models import Requirement
 from egress.addresses import PortRange
+from egress.errors import ResolveError
 from egress.project import open_project
 from egress.resolve import resolve
 
@@ -226,3 +227,20 @@ def test_render_errors_name_the_stack(run_cli, project_copy, tmp_path):
     code, out, err = run_cli("render", "--stack", "aks-public", "--out", str(tmp_path), "--project", str(project_copy))
     message = " ".join(err.split())
     assert code == 1 and "stacks/Pulumi.aks-public.yaml" in message and "'moon-east'" in message and "unknown location" in message
+
+
+# ------------------------------------------------------------------------------------------- issue 7: correct compile
+def test_pod_api_access_needs_the_ip_or_the_explicit_annotation_choice():
+    catalog, profile, _ = stack("aks-public")
+    without = profile.model_copy(update={"api_server_ip": None, "pods_use_api_server_fqdn": False})
+    with pytest.raises(ResolveError) as caught:
+        resolve(catalog, without)
+    message = str(caught.value)
+    assert "aks-public-api-server-ip" in message and "{api_server_ip} (set egress-matrix:apiServerIp)" in message
+    assert "*.hcp.{location}.azmk8s.io (only when pods-use-api-server-fqdn=yes: set egress-matrix:podsUseApiServerFqdn: true)" in message
+    by_ip = [r for r in resolve(catalog, profile) if "aks-public-api-server-ip" in r.entry_ids]
+    assert [(r.destination, r.protocol, str(r.ports[0])) for r in by_ip] == [("203.0.113.20", "tcp", "443")]
+    annotated = without.model_copy(update={"pods_use_api_server_fqdn": True})
+    reqs = resolve(catalog, annotated)
+    assert [r.destination for r in reqs if "aks-public-api-server-ip" in r.entry_ids] == ["*.hcp.francecentral.azmk8s.io"]
+    assert not [r for r in reqs if r.kind == "ip" and r.protocol == "tcp"]  # no TCP 443 rule to an address is left behind

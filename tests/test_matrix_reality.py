@@ -157,7 +157,7 @@ def test_quay_docker_and_ecr_public_pulls_touch_their_cdns():
 @pytest.mark.parametrize("location,tag", [("chilecentral", "AzureCloud.chilec"), ("denmarkeast", "AzureCloud.denmarkeast"),
                                           ("brazilsoutheast", "AzureCloud.brazilse")])
 def test_tunnel_rule_uses_the_tag_azure_publishes(location, tag):
-    _, _, reqs = stack("aks-public", location=location, konnectivity=False, api_server_ip=None)
+    _, _, reqs = stack("aks-public", location=location, konnectivity=False, api_server_ip=None, pods_use_api_server_fqdn=True)
     tunnel = [r for r in reqs if r.protocol == "udp" and r.ports[0].start == 1194]
     assert [r.destination for r in tunnel] == [tag]
 
