@@ -244,3 +244,27 @@ def test_pod_api_access_needs_the_ip_or_the_explicit_annotation_choice():
     reqs = resolve(catalog, annotated)
     assert [r.destination for r in reqs if "aks-public-api-server-ip" in r.entry_ids] == ["*.hcp.francecentral.azmk8s.io"]
     assert not [r for r in reqs if r.kind == "ip" and r.protocol == "tcp"]  # no TCP 443 rule to an address is left behind
+
+
+def test_https_port_range_is_never_cut_to_its_first_port():
+    catalog, profile, reqs = stack("ibm-vpc", azure_roles=("workstation",), targets=("azure",))
+    with pytest.raises(AzureCompileError, match=r"\*\.us-south\.containers\.cloud\.ibm\.com https/30000-32767: Azure application rules "
+                                                r"take single ports \(up to 64000\), not 30000-32767"):
+        compile_azure(catalog, profile, reqs)
+    # The exact master host with the DNS proxy: a TCP network rule keeps the whole range.
+    master = next(r for r in reqs if r.destination.startswith("*.us-south")).model_copy(
+        update={"destination": "c100.us-south.containers.cloud.ibm.com", "kind": "fqdn", "alternatives": ()})
+    plan = compile_azure(catalog, profile.model_copy(update={"azure_dns_proxy": True}), [master])
+    rule = plan.groups[0].collections[0].rules[0]
+    assert (rule.ip_protocols, rule.destination_ports, rule.destination_fqdns) == (
+        ("TCP",), ("30000-32767",), ("c100.us-south.containers.cloud.ibm.com",))
+    assert "Https:30000" not in json.dumps(_body(plan))
+
+
+def test_ipv6_sources_and_destinations_are_clear_errors():
+    catalog, profile, reqs = stack("aks-public", node_sources=("10.10.16.0/20", "2001:db8::/64"))
+    with pytest.raises(AzureCompileError, match=r"role 'nodes' has IPv6 sources \(2001:db8::/64\).*IPv4 only.*egress-matrix:nodeSources"):
+        compile_azure(catalog, profile, reqs)
+    catalog, profile, reqs = stack("aks-public", custom_dns_ips=("2001:db8::53",))
+    with pytest.raises(AzureCompileError, match=r"2001:db8::53 udp/53: this target emits IPv4 rules only"):
+        compile_azure(catalog, profile, reqs)

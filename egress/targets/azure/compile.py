@@ -12,6 +12,7 @@ Destination choice per requirement: the narrowest alternative Azure can express.
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 from typing import Any, Iterable, Optional
 
@@ -35,17 +36,36 @@ def _app_wildcard_ok(destination: str) -> bool:
     return "*" not in destination or first == "*"
 
 
-def _azure_form(option: ResolvedAlternative, dns_proxy: bool) -> Optional[str]:
-    """'application', 'network-address', 'network-fqdn' or None if Azure cannot express this option."""
+def _is_ipv6(text: str) -> bool:
+    try:
+        return ipaddress.ip_network(text, strict=False).version == 6
+    except ValueError:
+        return False
+
+
+def _azure_form(option: ResolvedAlternative, dns_proxy: bool) -> tuple[Optional[str], str]:
+    """('application' | 'network-address' | 'network-fqdn', '') or (None, why Azure cannot express this option, and the fix)."""
+    single_ports = all(p.start == p.end for p in option.ports)
     if option.protocol in ("http", "https") and option.kind in ("fqdn", "wildcard"):
-        if all(_app_wildcard_ok(d) for d in option.destinations) and all(p.end <= MAX_APP_RULE_PORT for p in option.ports):
-            return "application"
-        return None
+        if not all(_app_wildcard_ok(d) for d in option.destinations):
+            return None, ("Azure application rules take '*' only as the whole left-most label. Fix: drop the entry's level from "
+                          "egress-matrix:levels or add a supported alternative to the matrix entry")
+        if single_ports and all(p.end <= MAX_APP_RULE_PORT for p in option.ports):
+            return "application", ""
+        if option.kind == "fqdn" and dns_proxy:
+            return "network-fqdn", ""  # a port range: a TCP network rule to the FQDN keeps the whole range
+        return None, (f"Azure application rules take single ports (up to {MAX_APP_RULE_PORT}), not {format_ports(option.ports)}, and "
+                      "network rules take no wildcard FQDNs. Fix: give the exact host in the matrix or stack (with "
+                      "egress-matrix:azureDnsProxy: true a network rule can carry the range), or allow its address")
+    if option.kind in ("ip", "cidr") and any(_is_ipv6(d) for d in option.destinations):
+        return None, ("this target emits IPv4 rules only: Azure Firewall IP Groups and application rules do not take IPv6 "
+                      "(firewall-known-issues.md). Fix: give the destination's IPv4 address in the stack")
     if option.kind in ("ip", "cidr", "service-tag", "any"):
-        return "network-address"
+        return "network-address", ""
     if option.kind == "fqdn" and dns_proxy:
-        return "network-fqdn"
-    return None
+        return "network-fqdn", ""
+    return None, ("network rules take FQDNs only with the policy's DNS proxy on. Fix: set egress-matrix:azureDnsProxy: true, "
+                  "or give the destination as an IP/CIDR in the stack")
 
 
 def _core_aks(req: Requirement, catalog: Catalog) -> bool:
@@ -90,14 +110,11 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
             bucket["purposes"].update(req.purposes)
             continue
         options = req.options()
-        expressible = [(o, form) for o in options if (form := _azure_form(o, profile.azure_dns_proxy))]
+        forms = [(o, *_azure_form(o, profile.azure_dns_proxy)) for o in options]
+        expressible = [(o, form) for o, form, _ in forms if form]
         if not expressible:
-            fqdn_tcp = req.kind == "fqdn" and req.protocol in ("tcp", "udp")
-            fix = ("enable the policy's DNS proxy (egress-matrix:azureDnsProxy: true) so network rules may use FQDNs, "
-                   "or give the destination as an IP/CIDR in the stack") if fqdn_tcp else (
-                   "Azure application rules take '*' only as the whole left-most label; drop the entry's level from "
-                   "egress-matrix:levels or add a supported alternative to the matrix entry")
-            raise AzureCompileError(f"requirement {_requirement_label(req)} cannot be expressed on Azure Firewall. Fix: {fix}")
+            reasons = "; ".join(f"{', '.join(o.destinations)} {o.protocol}/{format_ports(o.ports)}: {why}" for o, _, why in forms)
+            raise AzureCompileError(f"requirement {_requirement_label(req)} cannot be expressed on Azure Firewall: {reasons}")
         option, form = expressible[0]
         first = options[0]
         if option != first:
@@ -148,6 +165,11 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
     role_sources = {}
     for role in used_roles:
         sources = profile.role_sources(role)
+        ipv6 = [cidr for cidr in sources if _is_ipv6(cidr)]
+        if ipv6:
+            raise AzureCompileError(f"role '{role}' has IPv6 sources ({', '.join(ipv6)}): Azure Firewall IP Groups and application rules "
+                                    f"take IPv4 only (firewall-known-issues.md). Fix: list only the role's IPv4 CIDRs in "
+                                    f"egress-matrix:{ROLE_SOURCE_KEYS[role]} for this target")
         if not sources:
             raise AzureCompileError(f"role '{role}' has rules but no source CIDRs. Fix: set egress-matrix:{ROLE_SOURCE_KEYS[role]} in the stack")
         role_sources[role] = sources
