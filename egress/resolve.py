@@ -138,9 +138,11 @@ def _options(entry: Entry, profile: Profile, values: dict[str, tuple[str, ...]])
 
 
 def _condition_settings(when: Conditions) -> str:
-    """The stack keys behind an alternative's conditions (only the ones alternatives use today)."""
-    keys = {"pods_use_api_server_fqdn": "podsUseApiServerFqdn", "private_cluster": "privateCluster", "konnectivity": "konnectivity"}
-    return ", ".join(f"{PROJECT}:{keys.get(name, name)}: {str(value).lower()}"
+    """The stack keys behind an alternative's conditions: a condition named like a stack setting is that setting."""
+    def key(name: str) -> str:
+        field = Profile.model_fields.get(name)
+        return (field.alias or name) if field else name
+    return ", ".join(f"{PROJECT}:{key(name)}: {str(value).lower()}"
                      for name, value in when.model_dump(exclude_none=True, exclude_defaults=True).items())
 
 
