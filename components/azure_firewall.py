@@ -12,7 +12,7 @@ from typing import Optional
 import pulumi
 from pulumi_azure_native import network
 
-from egress.targets.azure.plan import AzurePlan, ip_group_name
+from egress.targets.azure.plan import AzurePlan
 from egress.targets.azure.render import rcg_body
 
 TYPE_TOKEN = "egress:azure:FirewallEgress"
@@ -47,7 +47,7 @@ class AzureFirewallEgress(pulumi.ComponentResource):
 
         ip_groups = {
             role: network.IpGroup(f"{name}-{role}", resource_group_name=resource_group_name, location=location,
-                                  ip_groups_name=ip_group_name(role), ip_addresses=list(cidrs), opts=child)
+                                  ip_groups_name=plan.ip_group_name(role), ip_addresses=list(cidrs), opts=child)
             for role, cidrs in sorted(plan.ip_groups.items())
         }
         ip_group_ids = {role: group.id for role, group in ip_groups.items()}
@@ -57,7 +57,7 @@ class AzureFirewallEgress(pulumi.ComponentResource):
         for group in sorted(plan.groups, key=lambda g: g.priority):
             body = rcg_body(group, plan, ip_group_ids)  # type: ignore[arg-type]
             rcg = network.FirewallPolicyRuleCollectionGroup(
-                f"{name}-{group.name}", resource_group_name=policy_rg, firewall_policy_name=policy_name,
+                f"{name}-{group.platform}", resource_group_name=policy_rg, firewall_policy_name=policy_name,
                 rule_collection_group_name=group.name, priority=group.priority,
                 # The REST body's camelCase collections, as-is: the SDK cannot translate snake_case dict keys inside the
                 # ruleCollections/rules discriminated unions (pulumi-azure-native#2671), so it passes them verbatim, and

@@ -16,7 +16,7 @@ from rich.table import Table
 from typing_extensions import Annotated
 
 from . import render
-from .docs import matrix_markdown
+from .docs import matrix_markdown, pulumi_yaml_with_config
 from .errors import EgressError
 from .exports import allowlist_exports
 from .noproxy import openshift_no_proxy
@@ -152,6 +152,22 @@ def docs_matrix(
             raise EgressError(f"{target}: out of date with the matrix. Fix: run 'egress docs matrix'")
         return
     target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+@docs_app.command("config")
+def docs_config(
+    check: Annotated[bool, typer.Option("--check", help="Fail if Pulumi.yaml's config declarations differ from the stack settings.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Rewrite the config: section of Pulumi.yaml from the stack settings the code reads (or check it is current)."""
+    target = _project(project).root / "Pulumi.yaml"
+    current = target.read_text(encoding="utf-8")
+    text = pulumi_yaml_with_config(current)
+    if check:
+        if current != text:
+            raise EgressError(f"{target}: config declarations out of date with the stack settings. Fix: run 'egress docs config'")
+        return
     target.write_text(text, encoding="utf-8")
 
 

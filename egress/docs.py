@@ -1,9 +1,21 @@
-"""docs/MATRIX.md, generated from the matrix (``egress docs matrix``); a test fails when it drifts."""
+"""Generated documentation; a test fails when either drifts: docs/MATRIX.md from the matrix (``egress docs matrix``)
+and the ``config:`` declarations of Pulumi.yaml from the Profile (``egress docs config``)."""
 from __future__ import annotations
+
+import yaml
 
 from .catalog import export_entry
 from .models import Catalog
 from .placeholders import PLACEHOLDERS
+
+
+def pulumi_yaml_with_config(text: str) -> str:
+    """Pulumi.yaml with its ``config:`` section (the last one) rewritten from the Profile's settings."""
+    from .profile import config_keys
+
+    head, _, _ = text.partition("\nconfig:\n")
+    declarations = yaml.safe_dump(config_keys(), sort_keys=False, width=200).splitlines()
+    return head + "\nconfig:\n" + "\n".join("  " + line if line else line for line in declarations) + "\n"
 
 
 def _cell(text: object) -> str:

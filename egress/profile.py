@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from .addresses import AddressError, parse_cidr, parse_fqdn, parse_ip
 from .errors import ProfileError
@@ -44,6 +44,7 @@ class Profile(BaseModel):
     """A stack's settings. Field descriptions are the documentation shown in Pulumi.yaml."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    _stack: str = PrivateAttr("")  # the stack the settings come from (not a setting: Pulumi knows it)
 
     platforms: tuple[str, ...] = Field(alias="platforms", min_length=1, description="Platforms this stack runs (matrix/<platform>.yaml).")
     cloud: Optional[CloudVariant] = Field(None, alias="cloud", description="Azure cloud for AKS: azure-public, azure-china or azure-usgov.")
@@ -66,7 +67,9 @@ class Profile(BaseModel):
     custom_dns_ips: tuple[str, ...] = Field((), alias="customDnsIps", description="Custom DNS server IPs the nodes use.")
     api_server_ip: Optional[str] = Field(None, alias="apiServerIp", description="Public IP of the API server, when known.")
     region_cidrs: tuple[str, ...] = Field((), alias="regionCidrs", description="The Azure region's CIDRs, if you prefer them to the AzureCloud service tag.")
-    cluster_name: Optional[str] = Field(None, alias="clusterName", description="Cluster name (OpenShift api-int host).")
+    cluster_name: Optional[str] = Field(None, alias="clusterName", pattern=r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$",
+                                        description="Cluster name: the OpenShift api-int host, and the name Azure rule collection groups and IP Groups "
+                                                    "carry so several clusters share one hub policy (default: the stack name).")
     base_domain: Optional[str] = Field(None, alias="baseDomain", description="Cluster base domain (OpenShift).")
     service_cidrs: tuple[str, ...] = Field((), alias="serviceCidrs", description="Service network CIDRs.")
     pod_cidrs: tuple[str, ...] = Field((), alias="podCidrs", description="Pod (cluster) network CIDRs.")
@@ -181,6 +184,15 @@ class Profile(BaseModel):
         return getattr(self, attribute_for_key(ROLE_SOURCE_KEYS[role]))
 
     @property
+    def stack(self) -> str:
+        return self._stack
+
+    @property
+    def cluster(self) -> str:
+        """The name this cluster's resources carry on shared infrastructure: clusterName, else the stack name."""
+        return self.cluster_name or self._stack
+
+    @property
     def effective_apps_domain(self) -> Optional[str]:
         if self.apps_domain:
             return self.apps_domain
@@ -259,7 +271,7 @@ def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str)
             raise ProfileError(file, f"stack '{stack}'", f"config.{PROJECT}:{key}", value, "unknown setting",
                                f"remove it or use one of: {', '.join(sorted(known))}")
     try:
-        return Profile.model_validate(dict(values))
+        profile = Profile.model_validate(dict(values))
     except ValidationError as exc:
         error = exc.errors()[0]
         key = str(error["loc"][0]) if error["loc"] else "?"
@@ -272,6 +284,8 @@ def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str)
         if len(error["loc"]) > 1:
             problem = f"item {error['loc'][1]}: {problem}"
         raise ProfileError(file, f"stack '{stack}'", f"config.{PROJECT}:{key}", value, problem, fix) from None
+    profile._stack = stack
+    return profile
 
 
 def _fix_for(key: str, error: dict[str, Any]) -> str:

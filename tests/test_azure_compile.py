@@ -35,26 +35,54 @@ def judge(catalog, profile, reqs):
     return plan, result
 
 
+def _rules(plan):
+    return {r.name: r for g in plan.groups for c in g.collections for r in c.rules}
+
+
 def test_aks_public_plan_is_exact():
     catalog, profile, reqs = stack("aks-public")
     plan = compile_azure(catalog, profile, reqs)
     assert [(g.name, g.priority, [(c.name, c.priority, c.rule_type) for c in g.collections]) for g in plan.groups] == [
-        ("egress-aks", 1000, [("aks-network", 100, "NetworkRule"), ("aks-application", 200, "ApplicationRule")])]
+        ("egress-aks-public-aks", 1000, [("aks-network", 100, "NetworkRule"), ("aks-application", 200, "ApplicationRule")])]
     network, application = plan.groups[0].collections
-    assert [(r.name, r.ip_protocols, r.destination_ports, r.destination_addresses) for r in network.rules] == [
-        ("nodes-tcp-443-addresses", ("TCP",), ("443",), ("203.0.113.20", "AzureMonitor")),
-        ("nodes-udp-53-addresses", ("UDP",), ("53",), ("10.10.0.4", "10.10.0.5")),
+    # One rule per (platform, feature, role, protocol/ports), named after them, entry ids in the description.
+    assert [(r.name, r.ip_protocols, r.destination_ports, r.destination_addresses, r.description) for r in network.rules] == [
+        ("aks-azure-monitor-tcp-443", ("TCP",), ("443",), ("AzureMonitor",), "egress-matrix entries: aks-monitor-service-tag"),
+        ("aks-core-udp-53", ("UDP",), ("53",), ("10.10.0.4", "10.10.0.5"), "egress-matrix entries: aks-public-custom-dns"),
+        ("aks-pod-api-access-tcp-443", ("TCP",), ("443",), ("203.0.113.20",), "egress-matrix entries: aks-public-api-server-ip"),
     ]
-    assert [(r.name, r.protocols) for r in application.rules] == [("nodes-http-80", (("Http", 80),)), ("nodes-https-443", (("Https", 443),))]
-    assert application.rules[0].target_fqdns == ("*.mp.microsoft.com", "azure.archive.ubuntu.com", "changelogs.ubuntu.com",
-                                                  "ctldl.windowsupdate.com", "security.ubuntu.com", "www.msftconnecttest.com")
-    https = application.rules[1].target_fqdns
-    assert "*.hcp.francecentral.azmk8s.io" in https and "francecentral.dp.kubernetesconfiguration.azure.com" in https
-    assert "kv-egress-demo.vault.azure.net" in https and "*.vault.azure.net" not in https  # azureKeyVaultNames: only that vault
-    assert "msprom-francecentral-demo-a1b2.francecentral-1.metrics.ingest.monitor.azure.com" in https
-    assert not [h for h in https if h.startswith("*.") and "ingest.monitor" in h]  # the DCE's hosts, not every DCE
-    assert https == tuple(sorted(https)) and len(https) == len(set(https)) == 38
-    assert plan.ip_groups == {"nodes": ("10.10.16.0/20",)} and plan.minimum_rules == 4
+    assert [(r.name, r.protocols) for r in application.rules] == [
+        ("aks-azure-monitor-https", (("Https", 443),)), ("aks-azure-policy-https", (("Https", 443),)),
+        ("aks-cluster-extensions-https", (("Https", 443),)), ("aks-core-http", (("Http", 80),)), ("aks-core-https", (("Https", 443),)),
+        ("aks-cost-analysis-https", (("Https", 443),)), ("aks-csi-secret-store-https", (("Https", 443),)),
+        ("aks-defender-https", (("Https", 443),)), ("aks-gpu-https", (("Https", 443),))]
+    rules = _rules(plan)
+    assert rules["aks-core-http"].target_fqdns == ("*.mp.microsoft.com", "azure.archive.ubuntu.com", "changelogs.ubuntu.com",
+                                                   "ctldl.windowsupdate.com", "security.ubuntu.com", "www.msftconnecttest.com")
+    assert "*.hcp.francecentral.azmk8s.io" in rules["aks-core-https"].target_fqdns
+    assert rules["aks-core-https"].target_fqdns[:2] == ("*.data.mcr.microsoft.com", "*.hcp.francecentral.azmk8s.io")
+    assert "francecentral.dp.kubernetesconfiguration.azure.com" in rules["aks-cluster-extensions-https"].target_fqdns
+    assert rules["aks-csi-secret-store-https"].target_fqdns == ("kv-egress-demo.vault.azure.net",)  # azureKeyVaultNames: only that vault
+    monitor = rules["aks-azure-monitor-https"].target_fqdns
+    assert "msprom-francecentral-demo-a1b2.francecentral-1.metrics.ingest.monitor.azure.com" in monitor
+    assert not [h for h in monitor if h.startswith("*.") and "ingest.monitor" in h]  # the DCE's hosts, not every DCE
+    # A host two features need sits in each feature's rule: login is core, Defender's and cost analysis' own.
+    assert all("login.microsoftonline.com" in rules[n].target_fqdns for n in ("aks-core-https", "aks-defender-https", "aks-cost-analysis-https"))
+    assert rules["aks-defender-https"].description == ("egress-matrix entries: aks-defender-cloud-public, aks-defender-login-public, "
+                                                       "aks-defender-ods-public, aks-defender-oms-public")
+    assert all(r.target_fqdns == tuple(sorted(set(r.target_fqdns))) for r in application.rules)
+    assert plan.ip_groups == {"nodes": ("10.10.16.0/20",)} and plan.minimum_rules == 12 and plan.ip_group_name("nodes") == "egress-aks-public-nodes"
+
+
+def test_fqdn_tag_covers_core_https_only():
+    """The tag opens its members on HTTPS 443 only; the Ubuntu/Windows HTTP 80 hosts stay explicit, add-ons stay explicit."""
+    catalog, profile, reqs = stack("aks-public", azure_fqdn_tag=True)
+    rules = _rules(compile_azure(catalog, profile, reqs))
+    assert "aks-core-https" not in rules
+    tag = rules["aks-core-https-fqdn-tag"]
+    assert (tag.protocols, tag.fqdn_tags, tag.target_fqdns) == ((("Https", 443),), ("AzureKubernetesService",), ())
+    assert rules["aks-core-http"].protocols == (("Http", 80),) and "security.ubuntu.com" in rules["aks-core-http"].target_fqdns
+    assert "login.microsoftonline.com" in rules["aks-defender-https"].target_fqdns
 
 
 @pytest.mark.parametrize("name", ["aks-public", "aks-usgov", "aks-china"])
@@ -75,7 +103,7 @@ def test_every_requirement_allowed_and_nothing_else(name, addons, fqdn_tag, konn
 def test_dev_stack_has_one_group_per_platform_band():
     catalog, profile, reqs = stack("dev")
     plan, result = judge(catalog, profile, reqs)
-    assert [(g.name, g.priority) for g in plan.groups] == [("egress-aks", 1000), ("egress-kkp", 1100), ("egress-openshift", 1200)]
+    assert [(g.name, g.priority) for g in plan.groups] == [("egress-dev-aks", 1000), ("egress-dev-kkp", 1100), ("egress-dev-openshift", 1200)]
     assert result.ok
 
 
@@ -94,26 +122,30 @@ def test_evaluator_catches_a_missing_fqdn_a_stray_fqdn_a_wider_port_and_a_wrong_
         mutate(bodies[0]["properties"]["ruleCollections"])
         return evaluate(bodies, enforced, plan.role_sources, ip_groups)
 
+    def rule(collections, name):
+        return next(r for c in collections for r in c["rules"] if r["name"] == name)
+
     def drop_mcr(collections):
-        collections[1]["rules"][1]["targetFqdns"].remove("mcr.microsoft.com")
+        for name in ("aks-core-https", "aks-cluster-extensions-https"):
+            rule(collections, name)["targetFqdns"].remove("mcr.microsoft.com")
 
     def add_stray(collections):
-        collections[1]["rules"][1]["targetFqdns"].append("evil.example.com")
+        rule(collections, "aks-core-https")["targetFqdns"].append("evil.example.com")
 
     def widen_port(collections):
-        collections[0]["rules"][1]["destinationPorts"] = ["1-65535"]
+        rule(collections, "aks-core-udp-53")["destinationPorts"] = ["1-65535"]
 
     def wrong_source(collections):
-        collections[0]["rules"][1]["sourceIpGroups"] = []
-        collections[0]["rules"][1]["sourceAddresses"] = ["10.99.0.0/16"]
+        rule(collections, "aks-core-udp-53")["sourceIpGroups"] = []
+        rule(collections, "aks-core-udp-53")["sourceAddresses"] = ["10.99.0.0/16"]
 
     missing = run(drop_mcr)
     assert [m.split(" (")[0] for m in missing.missing] == ["nodes -> mcr.microsoft.com https/443"] and missing.extra == ()
     stray = run(add_stray)
-    assert stray.missing == () and stray.extra == ("egress-aks/aks-application/nodes-https-443 allows evil.example.com https/443, which no requirement asks for",)
+    assert stray.missing == () and stray.extra == ("egress-aks-public-aks/aks-application/aks-core-https allows evil.example.com https/443, which no requirement asks for",)
     wide = run(widen_port)
-    assert wide.missing == () and wide.extra == ("egress-aks/aks-network/nodes-udp-53-addresses allows 10.10.0.4 udp/1-65535, which no requirement asks for",
-                                                 "egress-aks/aks-network/nodes-udp-53-addresses allows 10.10.0.5 udp/1-65535, which no requirement asks for")
+    assert wide.missing == () and wide.extra == ("egress-aks-public-aks/aks-network/aks-core-udp-53 allows 10.10.0.4 udp/1-65535, which no requirement asks for",
+                                                 "egress-aks-public-aks/aks-network/aks-core-udp-53 allows 10.10.0.5 udp/1-65535, which no requirement asks for")
     source = run(wrong_source)
     assert [m.split(" (")[0] for m in source.missing] == ["nodes -> 10.10.0.4 udp/53", "nodes -> 10.10.0.5 udp/53"]
     assert len(source.extra) == 2
@@ -136,7 +168,7 @@ def test_choices_without_dns_proxy_and_with_it():
     plan = compile_azure(catalog, proxied, resolve(catalog, proxied))
     assert plan.choices == ()
     fqdn_rules = [r for r in plan.groups[0].collections[0].rules if r.destination_fqdns]
-    assert [(r.name, r.destination_fqdns) for r in fqdn_rules] == [("nodes-udp-123-fqdns", ("ntp.ubuntu.com",))]
+    assert [(r.name, r.destination_fqdns) for r in fqdn_rules] == [("aks-core-udp-123-fqdns", ("ntp.ubuntu.com",))]
 
 
 def test_fqdn_network_rule_without_dns_proxy_is_an_error():
@@ -174,7 +206,7 @@ def test_rule_collection_group_over_two_megabytes_is_an_error():
     big = [Requirement(role="nodes", destination=f"host-{i:06d}.{'x' * 40}.example.com", kind="fqdn", protocol="https",
                        ports=(PortRange(443, 443),), level="required", purposes=("synthetic",), entry_ids=("aks-public-mcr",),
                        citations=(), platforms=("aks",)) for i in range(40000)]
-    with pytest.raises(AzureCompileError, match=r"rule collection group egress-aks is [\d,]+ bytes, over Azure's 2 MB limit"):
+    with pytest.raises(AzureCompileError, match=r"rule collection group egress-aks-public-aks is [\d,]+ bytes, over Azure's 2 MB limit"):
         compile_azure(catalog, profile, [*reqs, *big])
 
 
@@ -198,6 +230,10 @@ def _render(run_cli, project: Path, stack_name: str, out: Path) -> dict[str, str
     return {p.name: p.read_text() for p in sorted((out / "azure").glob("*.json"))}
 
 
+def _rule_list(text: str) -> list[dict]:
+    return [rule for c in json.loads(text)["properties"]["ruleCollections"] for rule in c["rules"]]
+
+
 def test_adding_one_endpoint_changes_exactly_one_group(run_cli, project_copy, tmp_path):
     before = _render(run_cli, project_copy, "dev", tmp_path / "a")
     kkp = project_copy / "matrix" / "kkp.yaml"
@@ -205,9 +241,10 @@ def test_adding_one_endpoint_changes_exactly_one_group(run_cli, project_copy, tm
      citation: {source: kkp-proxy-whitelisting, section: kubelet - Binary}}
 """)
     after = _render(run_cli, project_copy, "dev", tmp_path / "b")
-    assert sorted(before) == sorted(after) == ["egress-aks.json", "egress-kkp.json", "egress-openshift.json"]
-    assert [name for name in before if before[name] != after[name]] == ["egress-kkp.json"]
-    assert '"extra.example.com"' in after["egress-kkp.json"]
+    assert sorted(before) == sorted(after) == ["egress-dev-aks.json", "egress-dev-kkp.json", "egress-dev-openshift.json"]
+    assert [name for name in before if before[name] != after[name]] == ["egress-dev-kkp.json"]
+    changed = [(a, b) for a, b in zip(_rule_list(before["egress-dev-kkp.json"]), _rule_list(after["egress-dev-kkp.json"])) if a != b]
+    assert [a["name"] for a, _ in changed] == ["kkp-core-https"] and "extra.example.com" in changed[0][1]["targetFqdns"]
 
 
 def test_reordering_matrix_files_changes_nothing(run_cli, project_copy, tmp_path):
@@ -268,3 +305,28 @@ def test_ipv6_sources_and_destinations_are_clear_errors():
     catalog, profile, reqs = stack("aks-public", custom_dns_ips=("2001:db8::53",))
     with pytest.raises(AzureCompileError, match=r"2001:db8::53 udp/53: this target emits IPv4 rules only"):
         compile_azure(catalog, profile, reqs)
+
+
+def _rule_bodies(plan) -> dict[str, dict]:
+    return {rule["name"]: rule for body in _body(plan) for c in body["properties"]["ruleCollections"] for rule in c["rules"]}
+
+
+@pytest.mark.parametrize("name", ["aks-public", "aks-usgov", "aks-china", "dev"])
+@pytest.mark.parametrize("fqdn_tag", [False, True])
+def test_enabling_one_feature_adds_only_its_own_rules(catalog, name, fqdn_tag):
+    """Diff locality per feature: every rule that existed before is byte-identical after, and every new rule is named
+    after the feature turned on, so a pull request reads 'Defender added 1 rule with 4 hosts'."""
+    _, profile, _ = stack(name, azure_fqdn_tag=fqdn_tag)
+    available = sorted({e.feature for e in catalog.entries if e.feature and e.platform in profile.platforms
+                        and e.variant in (None, profile.cloud)} - {"kkp-aws", "kkp-vsphere", "seed-on-azure"})  # these need further settings
+    checked = 0
+    for feature in available:
+        without = profile.model_copy(update={"features": tuple(f for f in profile.features if f != feature)})
+        with_it = without.model_copy(update={"features": (*without.features, feature)})
+        before = _rule_bodies(compile_azure(catalog, without, resolve(catalog, without)))
+        after = _rule_bodies(compile_azure(catalog, with_it, resolve(catalog, with_it)))
+        assert {n: before[n] for n in before} == {n: after[n] for n in before}, feature
+        added = sorted(set(after) - set(before))
+        assert all(n.startswith(tuple(f"{p}-{feature.removeprefix(p + '-')}-" for p in profile.platforms)) for n in added), (feature, added)
+        checked += bool(added)  # a feature whose roles this target does not enforce (e.g. the seed's) adds nothing
+    assert checked >= 3

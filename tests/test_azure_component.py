@@ -85,9 +85,9 @@ def test_dev_stack_resources_names_and_chain():
     plan, registrations, outputs = deploy("dev")
     assert sorted((r["type"], r["name"]) for r in registrations) == [
         ("azure-native:network:FirewallPolicy", "egress-policy"),
-        ("azure-native:network:FirewallPolicyRuleCollectionGroup", "egress-egress-aks"),
-        ("azure-native:network:FirewallPolicyRuleCollectionGroup", "egress-egress-kkp"),
-        ("azure-native:network:FirewallPolicyRuleCollectionGroup", "egress-egress-openshift"),
+        ("azure-native:network:FirewallPolicyRuleCollectionGroup", "egress-aks"),
+        ("azure-native:network:FirewallPolicyRuleCollectionGroup", "egress-kkp"),
+        ("azure-native:network:FirewallPolicyRuleCollectionGroup", "egress-openshift"),
         ("azure-native:network:IpGroup", "egress-nodes"),
         ("egress:azure:FirewallEgress", "egress"),
     ]
@@ -97,21 +97,21 @@ def test_dev_stack_resources_names_and_chain():
     policy, ipg = by["egress-policy"]["urn"], by["egress-nodes"]["urn"]
     assert by["egress-policy"]["inputs"] == {"resourceGroupName": "rg-egress-dev", "location": "westeurope", "sku": {"tier": "Standard"},
                                              "dnsSettings": {"enableProxy": False}}
-    assert by["egress-nodes"]["inputs"] == {"resourceGroupName": "rg-egress-dev", "location": "westeurope", "ipGroupsName": "egress-nodes",
+    assert by["egress-nodes"]["inputs"] == {"resourceGroupName": "rg-egress-dev", "location": "westeurope", "ipGroupsName": "egress-dev-nodes",
                                             "ipAddresses": ["10.0.0.0/16"]}
     # One RCG write at a time: each group waits for the policy, the IP Groups and the group before it.
-    assert sorted(by["egress-egress-aks"]["dependencies"]) == sorted([policy, ipg])
-    assert sorted(by["egress-egress-kkp"]["dependencies"]) == sorted([policy, ipg, by["egress-egress-aks"]["urn"]])
-    assert sorted(by["egress-egress-openshift"]["dependencies"]) == sorted([policy, ipg, by["egress-egress-kkp"]["urn"]])
-    expected = {b["name"]: b for b in plan_bodies(plan, {"nodes": "/ipGroups/egress-nodes"})}
+    assert sorted(by["egress-aks"]["dependencies"]) == sorted([policy, ipg])
+    assert sorted(by["egress-kkp"]["dependencies"]) == sorted([policy, ipg, by["egress-aks"]["urn"]])
+    assert sorted(by["egress-openshift"]["dependencies"]) == sorted([policy, ipg, by["egress-kkp"]["urn"]])
+    expected = {b["name"]: b for b in plan_bodies(plan, {"nodes": "/ipGroups/egress-dev-nodes"})}
     for group in plan.groups:
-        inputs = by[f"egress-{group.name}"]["inputs"]
+        inputs = by[f"egress-{group.platform}"]["inputs"]
         assert inputs["ruleCollectionGroupName"] == group.name
         assert inputs["priority"] == group.priority
         assert inputs["resourceGroupName"] == "rg-egress-dev" and inputs["firewallPolicyName"] == "policy-autoname"
         assert _ints(inputs["ruleCollections"]) == expected[group.name]["properties"]["ruleCollections"]
-    assert outputs == {"policy": "/ids/egress-policy", "groups": ["egress-aks", "egress-kkp", "egress-openshift"],
-                       "counts": {"egress-aks": 3, "egress-kkp": 2, "egress-openshift": 1}}
+    assert outputs == {"policy": "/ids/egress-policy", "groups": ["egress-dev-aks", "egress-dev-kkp", "egress-dev-openshift"],
+                       "counts": {"egress-dev-aks": 6, "egress-dev-kkp": 2, "egress-dev-openshift": 1}}
 
 
 def test_existing_policy_and_inline_sources():
@@ -119,7 +119,7 @@ def test_existing_policy_and_inline_sources():
     plan, registrations, outputs = deploy("aks-china", existing_policy_id=policy_id)
     assert [(r["type"], r["name"]) for r in registrations] == [
         ("egress:azure:FirewallEgress", "egress"),
-        ("azure-native:network:FirewallPolicyRuleCollectionGroup", "egress-egress-aks"),
+        ("azure-native:network:FirewallPolicyRuleCollectionGroup", "egress-aks"),
     ]
     rcg = registrations[1]["inputs"]
     assert (rcg["resourceGroupName"], rcg["firewallPolicyName"], rcg["priority"]) == ("rg-hub", "fw-policy-hub", 1000)

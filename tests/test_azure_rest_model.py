@@ -36,7 +36,7 @@ def test_rendered_bodies_conform(rendered, stack):
 
 
 def _mutated(rendered, mutate):
-    body = copy.deepcopy(rendered["aks-public"]["egress-aks"])
+    body = copy.deepcopy(rendered["aks-public"]["egress-aks-public-aks"])
     mutate(body)
     return problems(body)
 

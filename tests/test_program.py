@@ -40,7 +40,7 @@ def loop():
     asyncio.set_event_loop(None)
 
 
-AZURE_GROUPS = {"dev": ["egress-aks", "egress-kkp", "egress-openshift"], "aks-china": ["egress-aks"], "ibm-vpc": None}
+AZURE_GROUPS = {"dev": ["egress-dev-aks", "egress-dev-kkp", "egress-dev-openshift"], "aks-china": ["egress-aks-china-aks"], "ibm-vpc": None}
 
 
 @pytest.mark.parametrize("stack", ["dev", "aks-china", "ibm-vpc"])

@@ -41,7 +41,17 @@ def test_pulumi_yaml_declares_exactly_the_profile_settings():
     assert project["name"] == "egress-matrix"
     assert project["stackConfigDir"] == "stacks"
     assert project["runtime"]["name"] == "python"
-    assert project["config"] == config_keys()
+    assert project["config"] == config_keys(), "run 'egress docs config'"
+
+
+def test_docs_config_rewrites_only_the_config_section(run_cli, project_copy):
+    target = project_copy / "Pulumi.yaml"
+    original = target.read_text()
+    target.write_text(original.replace("Cluster name:", "Stale text:"))
+    code, _, err = run_cli("docs", "config", "--check", "--project", str(project_copy))
+    assert code == 1 and "out of date" in err and "egress docs config" in err
+    assert run_cli("docs", "config", "--project", str(project_copy))[0] == 0
+    assert target.read_text() == original
 
 
 def test_every_stack_uses_only_declared_keys():

@@ -38,7 +38,7 @@ def test_evaluation_reads_ip_group_addresses_from_their_own_artefacts():
     catalog, profile, reqs = open_project(ROOT).requirements("aks-public")
     spec = TARGETS["azure"]
     files = spec.render(spec.compile(catalog, profile, reqs, "aks-public"))
-    ip_group = "azure/ip-groups/egress-nodes.json"
+    ip_group = "azure/ip-groups/egress-aks-public-nodes.json"
     assert json.loads(files[ip_group])["properties"]["ipAddresses"] == ["10.10.16.0/20"]
     narrowed = dict(files, **{ip_group: files[ip_group].replace("10.10.16.0/20", "10.10.16.0/24")})
     verdict = spec.evaluate(narrowed, [r for r in reqs if r.role == "nodes"], catalog)
@@ -55,6 +55,6 @@ def test_render_cli_writes_every_artefact_and_leaves_nothing_stale(run_cli, tmp_
     code, _, err = run_cli("render", "--stack", "dev", "--out", str(out), "--project", str(ROOT))
     assert code == 0, err
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*.json"))
-    assert written == ["azure/egress-aks.json", "azure/egress-kkp.json", "azure/egress-openshift.json",
-                       "azure/ip-groups/egress-nodes.json"]  # dev enforces the nodes role only (azureRoles)
+    assert written == ["azure/egress-dev-aks.json", "azure/egress-dev-kkp.json", "azure/egress-dev-openshift.json",
+                       "azure/ip-groups/egress-dev-nodes.json"]  # dev enforces the nodes role only (azureRoles)
     assert "3 rule collection group(s)" in " ".join(err.split()) and "1 IP Group(s)" in err

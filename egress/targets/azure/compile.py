@@ -1,9 +1,11 @@
 """Compile a stack's requirements into an Azure Firewall Policy plan (pure; facts: reference/azure-firewall.md).
 
-Layout: one rule collection group (RCG) per platform band, each with a network collection (priority 100,
-evaluated first by Azure anyway) and an application collection (priority 200). Rules are merged by
-(source role, protocol/ports [, destination family]) so each group holds the fewest rules; every list is
-sorted, because each RCG is written as one PUT and order churn means a rewrite.
+Layout: one rule collection group (RCG) per platform, named ``egress-<cluster>-<platform>``, each with a network
+collection (priority 100, evaluated first by Azure anyway) and an application collection (priority 200). One rule
+per (platform, feature, role, protocol/ports [, destination family]), named after them (``aks-core-https``,
+``aks-azure-monitor-tcp-443``, ``kkp-kubeone-bastion-https``) with the entry ids in its description, so a firewall
+log line names the requirement, and turning a feature on adds that feature's rules and leaves the others
+byte-identical. Every list is sorted, because each RCG is written as one PUT and order churn means a rewrite.
 
 Destination choice per requirement: the narrowest alternative Azure can express.
 - HTTP/HTTPS to an FQDN or a left-most ``*.`` wildcard -> application rule (never terminateTLS).
@@ -14,14 +16,16 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from typing import Any, Iterable, Optional
+import re
+from typing import Iterable, Optional
 
 from ...addresses import format_ports
-from ...models import Catalog, Requirement, ResolvedAlternative
+from ...models import Catalog, Entry, Requirement, ResolvedAlternative
 from ...profile import ROLE_SOURCE_KEYS, Profile
 from .plan import (
-    APPLICATION_COLLECTION_PRIORITY, FQDN_TAG, MAX_APP_RULE_PORT, MAX_RCG_BYTES, MAX_RCGS_PER_POLICY, NETWORK_COLLECTION_PRIORITY,
-    PLATFORM_BANDS, ApplicationRule, AzureCompileError, AzurePlan, Choice, NetworkRule, RuleCollection, RuleCollectionGroup,
+    APPLICATION_COLLECTION_PRIORITY, FQDN_TAG, MAX_APP_RULE_PORT, MAX_DESCRIPTION, MAX_NAME, MAX_RCG_BYTES, MAX_RCGS_PER_POLICY, NAME_PATTERN,
+    NETWORK_COLLECTION_PRIORITY, PLATFORM_BANDS, ApplicationRule, AzureCompileError, AzurePlan, Choice, NetworkRule, RuleCollection,
+    RuleCollectionGroup, group_name, ip_group_name,
 )
 from .render import rcg_body
 
@@ -68,21 +72,53 @@ def _azure_form(option: ResolvedAlternative, dns_proxy: bool) -> tuple[Optional[
                   "or give the destination as an IP/CIDR in the stack")
 
 
-def _core_aks(req: Requirement, catalog: Catalog) -> bool:
-    entries = [catalog.entry(entry_id) for entry_id in req.entry_ids]
-    return all(e.platform == "aks" and e.feature is None for e in entries) and not req.via
+_VIA_ENTRY = re.compile(r"\(for ([^)]+)\)$")
 
 
-def _band(platforms: Iterable[str]) -> str:
-    known = [p for p in platforms if p in PLATFORM_BANDS]
-    if not known:
-        raise AzureCompileError(f"platform(s) {', '.join(platforms)} have no Azure priority band. Fix: add them to PLATFORM_BANDS in egress/targets/azure/plan.py")
-    return min(known, key=PLATFORM_BANDS.__getitem__)
+def _tag_covers(req: Requirement, platform: str, feature: Optional[str], entry_ids: Iterable[str]) -> bool:
+    """The AzureKubernetesService tag stands for the FQDNs of AKS's own outbound-rules article ('automatically
+    updated'), HTTPS 443: a host an AKS core entry names itself. Add-ons, the Ubuntu/Windows update hosts on HTTP 80
+    and hosts only a pull implies (``via``) are not in it."""
+    implied_for = {m.group(1) for v in req.via if (m := _VIA_ENTRY.search(v))}
+    return (platform == "aks" and feature is None and req.protocol == "https" and req.kind in ("fqdn", "wildcard")
+            and tuple((p.start, p.end) for p in req.ports) == ((443, 443),) and any(i not in implied_for for i in entry_ids))
 
 
-def _describe(purposes: Iterable[str]) -> str:
-    text = "; ".join(sorted(set(purposes)))
-    return text if len(text) <= 1024 else text[:1021] + "..."
+def _parts(req: Requirement, entries: dict[str, Entry]) -> dict[tuple[str, Optional[str]], list[str]]:
+    """(platform, feature) -> the entry ids behind ``req`` for it: a host two features need is in each feature's rule,
+    so turning a feature on or off never rewrites another feature's rules."""
+    parts: dict[tuple[str, Optional[str]], list[str]] = {}
+    for entry_id in req.entry_ids:
+        entry = entries[entry_id]
+        parts.setdefault((entry.platform, entry.feature), []).append(entry_id)
+    return parts
+
+
+def _band(platform: str) -> int:
+    if platform not in PLATFORM_BANDS:
+        raise AzureCompileError(f"platform {platform} has no Azure priority band. Fix: add it to PLATFORM_BANDS in egress/targets/azure/plan.py")
+    return PLATFORM_BANDS[platform]
+
+
+def _stem(platform: str, feature: Optional[str], role: str) -> str:
+    """'aks-core', 'aks-azure-monitor', 'kkp-aws-seed': platform, feature (its platform prefix dropped), role unless nodes."""
+    label = (feature or "core").removeprefix(f"{platform}-")
+    return "-".join([platform, label, *([role] if role != "nodes" else [])])
+
+
+def _app_suffix(protocols: tuple[tuple[str, int], ...]) -> str:
+    default = {"Http": 80, "Https": 443}
+    if len(protocols) == 1 and protocols[0][1] == default[protocols[0][0]]:
+        return protocols[0][0].lower()
+    return f"{protocols[0][0].lower()}-{'_'.join(str(port) for _, port in protocols)}"
+
+
+def _describe(rule_name: str, entry_ids: Iterable[str]) -> str:
+    text = f"egress-matrix entries: {', '.join(sorted(set(entry_ids)))}"
+    if len(text) > MAX_DESCRIPTION:
+        raise AzureCompileError(f"rule {rule_name}: its entry ids make a {len(text)}-character description, over {MAX_DESCRIPTION}. "
+                                "Fix: split the feature in the matrix")
+    return text
 
 
 def compile_azure(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> AzurePlan:
@@ -94,72 +130,81 @@ def compile_azure(catalog: Catalog, profile: Profile, requirements: Iterable[Req
         raise AzureCompileError(f"{source}: {exc}" if source else str(exc)) from None
 
 
+# A bucket becomes one rule: (platform, feature, role, form, protocol/ports[, transport]) -> destinations, entry ids.
+_Key = tuple[str, Optional[str], str, str, tuple]
+
+
+def _choose(req: Requirement, dns_proxy: bool, choices: list[Choice]) -> tuple[ResolvedAlternative, str]:
+    options = req.options()
+    forms = [(o, *_azure_form(o, dns_proxy)) for o in options]
+    expressible = [(o, form) for o, form, _ in forms if form]
+    if not expressible:
+        reasons = "; ".join(f"{', '.join(o.destinations)} {o.protocol}/{format_ports(o.ports)}: {why}" for o, _, why in forms)
+        raise AzureCompileError(f"requirement {_requirement_label(req)} cannot be expressed on Azure Firewall: {reasons}")
+    option, form = expressible[0]
+    if option != options[0]:
+        choices.append(Choice(requirement=_requirement_label(req), used=", ".join(option.destinations),
+                              reason=f"Azure cannot express {', '.join(options[0].destinations)} ({options[0].kind}) as configured"))
+    return option, form
+
+
+def _bucket_key(platform: str, feature: Optional[str], req: Requirement, option: ResolvedAlternative, form: str) -> _Key:
+    if form == "application":
+        return (platform, feature, req.role, "application", tuple(sorted((option.protocol.capitalize(), p.start) for p in option.ports)))
+    transport = "UDP" if option.protocol == "udp" else "TCP"
+    family = "fqdns" if form == "network-fqdn" else "addresses"
+    return (platform, feature, req.role, family, (transport, tuple(str(p) for p in option.ports)))
+
+
+def _rule(key: _Key, destinations: set[str], entry_ids: set[str]) -> ApplicationRule | NetworkRule:
+    platform, feature, role, form, spec = key
+    stem = _stem(platform, feature, role)
+    if form == "tag":
+        name = f"{stem}-https-fqdn-tag"
+        return ApplicationRule(name=name, role=role, protocols=(("Https", 443),), fqdn_tags=(FQDN_TAG,), description=_describe(name, entry_ids))
+    if form == "application":
+        name = f"{stem}-{_app_suffix(spec)}"
+        return ApplicationRule(name=name, role=role, protocols=spec, target_fqdns=tuple(sorted(destinations)), description=_describe(name, entry_ids))
+    transport, ports = spec
+    name = f"{stem}-{transport.lower()}-{'_'.join(ports)}" + ("-fqdns" if form == "fqdns" else "")
+    destination = {"destination_fqdns" if form == "fqdns" else "destination_addresses": tuple(sorted(destinations))}
+    return NetworkRule(name=name, role=role, ip_protocols=(transport,), destination_ports=ports, description=_describe(name, entry_ids), **destination)
+
+
 def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> AzurePlan:
-    roles = profile.azure_roles
-    app: dict[tuple[str, str, tuple], dict[str, Any]] = {}
-    net: dict[tuple[str, str, tuple, str, str], dict[str, Any]] = {}
-    tag: dict[tuple[str, str], dict[str, Any]] = {}
+    entries = {entry.id: entry for entry in catalog.entries}
+    buckets: dict[_Key, tuple[set[str], set[str]]] = {}
     choices: list[Choice] = []
     for req in requirements:
-        if req.role not in roles:
+        if req.role not in profile.azure_roles:
             continue
-        band = _band(req.platforms)
-        if profile.azure_fqdn_tag and req.protocol in ("http", "https") and req.kind in ("fqdn", "wildcard") and _core_aks(req, catalog):
-            bucket = tag.setdefault((band, req.role), {"protocols": set(), "purposes": set()})
-            bucket["protocols"].update((req.protocol.capitalize(), p.start) for p in req.ports)
-            bucket["purposes"].update(req.purposes)
-            continue
-        options = req.options()
-        forms = [(o, *_azure_form(o, profile.azure_dns_proxy)) for o in options]
-        expressible = [(o, form) for o, form, _ in forms if form]
-        if not expressible:
-            reasons = "; ".join(f"{', '.join(o.destinations)} {o.protocol}/{format_ports(o.ports)}: {why}" for o, _, why in forms)
-            raise AzureCompileError(f"requirement {_requirement_label(req)} cannot be expressed on Azure Firewall: {reasons}")
-        option, form = expressible[0]
-        first = options[0]
-        if option != first:
-            choices.append(Choice(requirement=_requirement_label(req), used=", ".join(option.destinations),
-                                  reason=f"Azure cannot express {', '.join(first.destinations)} ({first.kind}) as configured"))
-        if form == "application":
-            protocols = tuple(sorted((option.protocol.capitalize(), p.start) for p in option.ports))
-            bucket = app.setdefault((band, req.role, protocols), {"fqdns": set(), "purposes": set()})
-            bucket["fqdns"].update(option.destinations)
-        else:
-            ip_protocol = "UDP" if option.protocol == "udp" else "TCP"
-            ports = tuple(str(p) for p in option.ports)
-            family = "fqdns" if form == "network-fqdn" else "addresses"
-            bucket = net.setdefault((band, req.role, ports, ip_protocol, family), {"destinations": set(), "purposes": set()})
-            bucket["destinations"].update(option.destinations)
-        bucket["purposes"].update(req.purposes)
+        parts = _parts(req, entries)
+        chosen: Optional[tuple[ResolvedAlternative, str]] = None
+        for (platform, feature), entry_ids in sorted(parts.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+            _band(platform)
+            if profile.azure_fqdn_tag and _tag_covers(req, platform, feature, entry_ids):
+                key: _Key = (platform, feature, req.role, "tag", ())
+                destinations: tuple[str, ...] = ()
+            else:
+                chosen = chosen or _choose(req, profile.azure_dns_proxy, choices)
+                key, destinations = _bucket_key(platform, feature, req, *chosen), chosen[0].destinations
+            bucket = buckets.setdefault(key, (set(), set()))
+            bucket[0].update(destinations)
+            bucket[1].update(entry_ids)
 
     groups = []
-    for band in sorted({k[0] for k in [*app, *net, *tag]}, key=PLATFORM_BANDS.__getitem__):
-        network_rules = [
-            NetworkRule(name=f"{role}-{proto.lower()}-{'_'.join(ports)}-{family}", role=role, ip_protocols=(proto,),
-                        destination_ports=ports, description=_describe(b["purposes"]),
-                        **({"destination_fqdns": tuple(sorted(b["destinations"]))} if family == "fqdns"
-                           else {"destination_addresses": tuple(sorted(b["destinations"]))}))
-            for (b_band, role, ports, proto, family), b in net.items() if b_band == band
-        ]
-        application_rules = [
-            ApplicationRule(name=f"{role}-{'_'.join(f'{p.lower()}-{n}' for p, n in protocols)}", role=role, protocols=protocols,
-                            target_fqdns=tuple(sorted(b["fqdns"])), description=_describe(b["purposes"]))
-            for (b_band, role, protocols), b in app.items() if b_band == band
-        ]
-        application_rules += [
-            ApplicationRule(name=f"{role}-fqdn-tag-{FQDN_TAG.lower()}", role=role, protocols=tuple(sorted(b["protocols"])),
-                            fqdn_tags=(FQDN_TAG,), description=_describe(b["purposes"]))
-            for (b_band, role), b in tag.items() if b_band == band
-        ]
+    for platform in sorted({key[0] for key in buckets}, key=_band):
+        rules = [_rule(key, *bucket) for key, bucket in buckets.items() if key[0] == platform]
+        network = sorted((r for r in rules if isinstance(r, NetworkRule)), key=lambda r: r.name)
+        application = sorted((r for r in rules if isinstance(r, ApplicationRule)), key=lambda r: r.name)
         collections = []
-        if network_rules:
-            collections.append(RuleCollection(name=f"{band}-network", priority=NETWORK_COLLECTION_PRIORITY, rule_type="NetworkRule",
-                                              rules=tuple(sorted(network_rules, key=lambda r: r.name))))
-        if application_rules:
-            collections.append(RuleCollection(name=f"{band}-application", priority=APPLICATION_COLLECTION_PRIORITY, rule_type="ApplicationRule",
-                                              rules=tuple(sorted(application_rules, key=lambda r: r.name))))
-        priority = profile.azure_priority_base + 100 * PLATFORM_BANDS[band]
-        groups.append(RuleCollectionGroup(name=f"egress-{band}", platform=band, priority=priority, collections=tuple(collections)))
+        if network:
+            collections.append(RuleCollection(name=f"{platform}-network", priority=NETWORK_COLLECTION_PRIORITY, rule_type="NetworkRule", rules=tuple(network)))
+        if application:
+            collections.append(RuleCollection(name=f"{platform}-application", priority=APPLICATION_COLLECTION_PRIORITY, rule_type="ApplicationRule",
+                                              rules=tuple(application)))
+        groups.append(RuleCollectionGroup(name=_checked_name(group_name(profile.cluster, platform), "rule collection group"), platform=platform,
+                                          priority=profile.azure_priority_base + 100 * _band(platform), collections=tuple(collections)))
 
     used_roles = sorted({r.role for g in groups for c in g.collections for r in c.rules})
     role_sources = {}
@@ -175,14 +220,22 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
         role_sources[role] = sources
     existing = {role: rid for role, rid in profile.azure_existing_ip_groups().items() if role in role_sources}
     created = {role: cidrs for role, cidrs in role_sources.items() if profile.azure_ip_groups and role not in existing}
+    for role in created:
+        _checked_name(ip_group_name(profile.cluster, role), "IP Group")
     plan = AzurePlan(
-        groups=tuple(groups), ip_groups=created, existing_ip_groups=existing, role_sources=role_sources,
-        dns_proxy=profile.azure_dns_proxy, choices=tuple(choices),
-        minimum_rules=len(app) + len(net) + len(tag),
+        cluster=profile.cluster, groups=tuple(groups), ip_groups=created, existing_ip_groups=existing, role_sources=role_sources,
+        dns_proxy=profile.azure_dns_proxy, choices=tuple(choices), minimum_rules=len(buckets),
         subscription_id=profile.azure_subscription_id, resource_group=profile.azure_resource_group,
     )
     _check_limits(plan, profile)
     return plan
+
+
+def _checked_name(name: str, what: str) -> str:
+    if not re.match(NAME_PATTERN, name):
+        raise AzureCompileError(f"{what} name '{name}' is not a valid Azure name (1-{MAX_NAME} letters, digits, '_', '.', '-'). "
+                                "Fix: set a shorter egress-matrix:clusterName (it defaults to the stack name)")
+    return name
 
 
 def _check_limits(plan: AzurePlan, profile: Profile) -> None:
@@ -202,14 +255,16 @@ def _check_limits(plan: AzurePlan, profile: Profile) -> None:
 def _size_probe_ids(plan: AzurePlan) -> dict[str, str]:
     # A realistic-length resource id per role, so the size check holds for the real body.
     return {role: "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/" + "r" * 90 +
-            f"/providers/Microsoft.Network/ipGroups/egress-{role}" for role in plan.ip_groups}
+            f"/providers/Microsoft.Network/ipGroups/{plan.ip_group_name(role)}" for role in plan.ip_groups}
 
 
 def fqdn_tag_members(catalog: Catalog, requirements: Iterable[Requirement]) -> dict[str, set[str]]:
-    """What the AzureKubernetesService tag stands for: the core AKS FQDN requirements (Microsoft maintains the tag
-    as 'all the FQDNs listed in outbound network and FQDN rules for AKS clusters'; add-ons are not in it)."""
+    """What the AzureKubernetesService tag is taken to stand for: the core AKS HTTPS FQDN requirements (Microsoft
+    maintains it as 'all the FQDNs listed in outbound network and FQDN rules for AKS clusters'; add-ons are not in it,
+    and no member list is published, so the evaluator reports this as an assumption)."""
+    entries = {entry.id: entry for entry in catalog.entries}
     return {FQDN_TAG: {r.destination for r in requirements
-                       if r.protocol in ("http", "https") and r.kind in ("fqdn", "wildcard") and _core_aks(r, catalog)}}
+                       if any(_tag_covers(r, platform, feature, ids) for (platform, feature), ids in _parts(r, entries).items())}}
 
 
 def check_deploy_settings(profile: Profile) -> None:

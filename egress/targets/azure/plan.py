@@ -15,6 +15,11 @@ MAX_RCG_BYTES = 2 * 1024 * 1024
 MAX_RCGS_PER_POLICY = 50
 MAX_APP_RULE_PORT = 64000  # FirewallPolicyRuleApplicationProtocol.port maximum in the REST model
 FQDN_TAG = "AzureKubernetesService"
+# Azure's REST model sets no maximum for a rule's description; ours keeps it readable whole in the portal and in
+# AZFW* log tooling. A (platform, feature) holds few enough entries that its ids stay well under this (tested).
+MAX_DESCRIPTION = 1024
+MAX_NAME = 80  # rule collection group and IP Group names: 1-80 characters (REST model)
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,78}[A-Za-z0-9_]$"
 
 
 class AzureCompileError(EgressError):
@@ -22,6 +27,8 @@ class AzureCompileError(EgressError):
 
 
 class ApplicationRule(Strict):
+    """One rule per (platform, feature, role, protocol/ports): its name says which, its description the entry ids."""
+
     name: str
     role: str
     protocols: tuple[tuple[Literal["Http", "Https"], int], ...]
@@ -67,22 +74,30 @@ class Choice(Strict):
 
 
 class AzurePlan(Strict):
+    cluster: str  # carried by every group and IP Group name, so clusters share one hub policy and resource group
     groups: tuple[RuleCollectionGroup, ...]
     ip_groups: dict[str, tuple[str, ...]]  # role -> CIDRs of the IP Groups the component creates
     existing_ip_groups: dict[str, str] = {}  # role -> resource id of an IP Group the stack already has
     role_sources: dict[str, tuple[str, ...]]
     dns_proxy: bool
     choices: tuple[Choice, ...] = ()
-    minimum_rules: int = Field(0, description="Rules after merging, the theoretical minimum for this layout")
+    minimum_rules: int = Field(0, description="One rule per (platform, feature, role, protocol/ports, destination family): the minimum for this layout")
     subscription_id: Optional[str] = None  # where the component creates IP Groups (offline render writes their ids with it)
     resource_group: Optional[str] = None
 
+    def ip_group_name(self, role: str) -> str:
+        return ip_group_name(self.cluster, role)
 
-def ip_group_name(role: str) -> str:
-    return f"egress-{role}"
+
+def group_name(cluster: str, platform: str) -> str:
+    return f"egress-{cluster}-{platform}"
 
 
-def ip_group_id(subscription: str, resource_group: str, role: str) -> str:
-    return f"/subscriptions/{subscription}/resourceGroups/{resource_group}/providers/Microsoft.Network/ipGroups/{ip_group_name(role)}"
+def ip_group_name(cluster: str, role: str) -> str:
+    return f"egress-{cluster}-{role}"
+
+
+def ip_group_id(subscription: str, resource_group: str, name: str) -> str:
+    return f"/subscriptions/{subscription}/resourceGroups/{resource_group}/providers/Microsoft.Network/ipGroups/{name}"
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .plan import ApplicationRule, AzureCompileError, AzurePlan, NetworkRule, RuleCollectionGroup, ip_group_id, ip_group_name
+from .plan import ApplicationRule, AzureCompileError, AzurePlan, NetworkRule, RuleCollectionGroup, ip_group_id
 
 
 def _sources(role: str, plan: AzurePlan, ip_group_ids: dict[str, str]) -> dict[str, list[str]]:
@@ -66,18 +66,16 @@ def offline_ip_group_ids(plan: AzurePlan) -> dict[str, str]:
     if missing:
         raise AzureCompileError(f"rendering IP Group sources offline needs {' and '.join('egress-matrix:' + k for k in missing)}. "
                                 "Fix: set them in the stack, or set egress-matrix:azureIpGroups: false to use source CIDRs inline")
-    return {role: ip_group_id(plan.subscription_id, plan.resource_group, role) for role in plan.ip_groups}  # type: ignore[arg-type]
+    return {role: ip_group_id(plan.subscription_id, plan.resource_group, plan.ip_group_name(role)) for role in plan.ip_groups}  # type: ignore[arg-type]
 
 
 def plan_bodies(plan: AzurePlan, ip_group_ids: dict[str, str]) -> list[dict[str, Any]]:
     return [rcg_body(group, plan, ip_group_ids) for group in plan.groups]
 
 
-
-
 def ip_group_body(plan: AzurePlan, role: str, resource_id: str) -> dict[str, Any]:
     """The IP Group the component creates for ``role`` (its id, name and addresses)."""
-    return {"id": resource_id, "name": ip_group_name(role), "properties": {"ipAddresses": list(plan.ip_groups[role])}}
+    return {"id": resource_id, "name": plan.ip_group_name(role), "properties": {"ipAddresses": list(plan.ip_groups[role])}}
 
 
 def _text(document: dict[str, Any]) -> str:
@@ -89,5 +87,5 @@ def render(plan: AzurePlan) -> dict[str, str]:
     component creates as ``azure/ip-groups/<name>.json``, with the resource ids the component will give them."""
     ids = offline_ip_group_ids(plan)
     files = {f"azure/{body['name']}.json": _text(body) for body in plan_bodies(plan, ids)}
-    files.update({f"azure/ip-groups/{ip_group_name(role)}.json": _text(ip_group_body(plan, role, ids[role])) for role in sorted(ids)})
+    files.update({f"azure/ip-groups/{plan.ip_group_name(role)}.json": _text(ip_group_body(plan, role, ids[role])) for role in sorted(ids)})
     return files
