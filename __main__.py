@@ -38,9 +38,27 @@ pulumi.export("allowlistExports", allowlist_exports(catalog, profile))
 
 if "azure" in plans:
     from components.azure_firewall import AzureFirewallEgress
+    from components.azure_policy_reader import policy_provider, read_existing_policy
+    from egress.targets.azure import fqdn_tag_members
+    from egress.targets.azure.policy import check_existing_policy
 
-    firewall = AzureFirewallEgress("egress", plans["azure"], resource_group_name=profile.azure_resource_group,
-                                   location=profile.location, existing_policy_id=profile.azure_policy_id)
+    azure = plans["azure"]
+    provider = policy_provider("egress", azure.policy)
+    if azure.policy.existing_id:
+        # A shared hub policy is read and judged before anything is written to it.
+        try:
+            check_existing_policy(azure, read_existing_policy(azure.policy, provider), requirements, fqdn_tag_members(catalog, requirements))
+        except EgressError as exc:
+            raise pulumi.RunError(f"{type(exc).__name__}: Pulumi config of stack '{stack}': {exc}") from None
+    firewall = AzureFirewallEgress("egress", azure, resource_group_name=profile.azure_resource_group, location=profile.location,
+                                   policy_provider=provider)
     pulumi.export("azureFirewallPolicyId", firewall.policy_id)
     pulumi.export("azureRuleCollectionGroups", firewall.rule_collection_groups)
     pulumi.export("azureRuleCounts", firewall.rule_counts)
+    if azure.policy.dns_proxy:
+        # FQDN network rules match what the firewall resolved: the spokes must resolve through it (its DNS proxy).
+        if azure.policy.firewall_private_ip:
+            pulumi.export("azureVnetDnsServers", [azure.policy.firewall_private_ip])
+        else:
+            pulumi.log.warn("egress-matrix:azureDnsProxy is on: point the spoke VNets' DNS servers at the firewall's private IP "
+                            "(set egress-matrix:azureFirewallPrivateIp to export it as azureVnetDnsServers)")

@@ -1,71 +1,96 @@
 """AzureFirewallEgress: an Azure Firewall Policy's rule collection groups from an ``egress.targets.azure.AzurePlan``.
 
-Azure accepts one rule collection group (RCG) write per policy at a time (3-5 minutes each) and the provider
-does not serialize them, so every RCG depends on the one before it, in priority order; IP Groups are created
-before the RCGs that reference them. The plan decides everything; this file only maps it to resources.
+Write order, because Azure serializes what the provider does not:
+- one rule collection group (RCG) write per policy at a time (3-5 minutes each): every RCG depends on the one before
+  it, in priority order;
+- concurrent IP Group updates fault the firewalls that use them (``ip-groups.md``; terraform-provider-azurerm#19843):
+  each IP Group depends on the one before it;
+- a created policy comes first and IP Groups depend on it, so ``pulumi destroy`` removes the RCGs, then the IP Groups
+  while the policy still exists, then the policy: deleting IP Groups right after their policy fails with
+  ``IpGroupsHasFirewallPolicyReferences`` (Azure/azure-rest-api-specs#25739).
+The plan decides everything; this file only maps it to resources.
 """
 from __future__ import annotations
 
-import re
-from typing import Optional
+from typing import Any, Optional
 
 import pulumi
-from pulumi_azure_native import network
+from pulumi_azure_native import monitor, network
 
-from egress.targets.azure.plan import AzurePlan
+from egress.targets.azure.plan import AzurePlan, PolicyPlan
 from egress.targets.azure.render import rcg_body
 
 TYPE_TOKEN = "egress:azure:FirewallEgress"
-_POLICY_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/(?P<rg>[^/]+)/providers/Microsoft\.Network/firewallPolicies/(?P<name>[^/]+)$")
+# Structured (resource-specific) categories of Microsoft.Network/azureFirewalls that answer "which rule allowed or
+# denied this flow" (Azure Monitor reference, supported logs for microsoft.network/azurefirewalls).
+FIREWALL_LOG_CATEGORIES = ("AZFWApplicationRule", "AZFWNetworkRule", "AZFWNatRule", "AZFWThreatIntel", "AZFWIdpsSignature",
+                           "AZFWDnsQuery", "AZFWFqdnResolveFailure")
+
+
+def _policy_args(policy: PolicyPlan, resource_group_name: str, location: str) -> dict[str, Any]:
+    args: dict[str, Any] = {
+        "resource_group_name": resource_group_name, "location": location, "sku": {"tier": policy.tier},
+        "threat_intel_mode": policy.threat_intel_mode,
+        "dns_settings": {"enable_proxy": policy.dns_proxy, **({"servers": list(policy.dns_servers)} if policy.dns_servers else {})},
+    }
+    if policy.idps_mode:
+        args["intrusion_detection"] = {"mode": policy.idps_mode}
+    if policy.base_policy_id:
+        args["base_policy"] = {"id": policy.base_policy_id}
+    return args
 
 
 class AzureFirewallEgress(pulumi.ComponentResource):
-    """Firewall Policy (created, or an existing one by id), one IP Group per source role, and the plan's RCGs."""
+    """Firewall Policy (created, or an existing one by id), one IP Group per source role, the plan's RCGs, and the
+    firewall's diagnostic settings when the stack names the firewall and a Log Analytics workspace."""
 
     policy_id: pulumi.Output[str]
     rule_collection_groups: pulumi.Output[list]
     rule_counts: pulumi.Output[dict]
 
     def __init__(self, name: str, plan: AzurePlan, resource_group_name: str, location: str,
-                 existing_policy_id: Optional[str] = None, opts: Optional[pulumi.ResourceOptions] = None):
+                 policy_provider: Optional[pulumi.ProviderResource] = None, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE_TOKEN, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-
-        policy_dependencies: list[pulumi.Resource] = []
-        if existing_policy_id:
-            match = _POLICY_ID.match(existing_policy_id)
-            if match is None:
-                raise pulumi.ResourceError(f"existing policy id '{existing_policy_id}' is not a Firewall Policy resource id", self)
-            policy_rg, policy_name = match.group("rg"), match.group("name")
-            policy_id: pulumi.Input[str] = existing_policy_id
+        policy = plan.policy
+        before_ip_groups: list[pulumi.Resource] = []
+        if policy.existing_id:
+            policy_rg: pulumi.Input[str] = policy.resource_group  # type: ignore[assignment]
+            policy_name: pulumi.Input[str] = policy.name  # type: ignore[assignment]
+            policy_id: pulumi.Input[str] = policy.existing_id
         else:
-            policy = network.FirewallPolicy(
-                f"{name}-policy", resource_group_name=resource_group_name, location=location,
-                sku={"tier": "Standard"}, dns_settings={"enable_proxy": plan.dns_proxy}, opts=child)
-            policy_rg, policy_name, policy_id = resource_group_name, policy.name, policy.id
-            policy_dependencies.append(policy)
+            created = network.FirewallPolicy(f"{name}-policy", **_policy_args(policy, resource_group_name, location),
+                                             opts=pulumi.ResourceOptions(parent=self))
+            policy_rg, policy_name, policy_id = resource_group_name, created.name, created.id
+            before_ip_groups.append(created)
 
-        ip_groups = {
-            role: network.IpGroup(f"{name}-{role}", resource_group_name=resource_group_name, location=location,
-                                  ip_groups_name=plan.ip_group_name(role), ip_addresses=list(cidrs), opts=child)
-            for role, cidrs in sorted(plan.ip_groups.items())
-        }
+        ip_groups: dict[str, network.IpGroup] = {}
+        previous = before_ip_groups
+        for role, cidrs in sorted(plan.ip_groups.items()):
+            ip_groups[role] = network.IpGroup(f"{name}-{role}", resource_group_name=resource_group_name, location=location,
+                                              ip_groups_name=plan.ip_group_name(role), ip_addresses=list(cidrs),
+                                              opts=pulumi.ResourceOptions(parent=self, depends_on=previous))
+            previous = [ip_groups[role]]
         ip_group_ids = {role: group.id for role, group in ip_groups.items()}
 
-        previous: list[pulumi.Resource] = []
-        groups = []
+        previous = [*before_ip_groups, *ip_groups.values()]
         for group in sorted(plan.groups, key=lambda g: g.priority):
             body = rcg_body(group, plan, ip_group_ids)  # type: ignore[arg-type]
             rcg = network.FirewallPolicyRuleCollectionGroup(
                 f"{name}-{group.platform}", resource_group_name=policy_rg, firewall_policy_name=policy_name,
                 rule_collection_group_name=group.name, priority=group.priority,
-                # The REST body's camelCase collections, as-is: the SDK cannot translate snake_case dict keys inside the
-                # ruleCollections/rules discriminated unions (pulumi-azure-native#2671), so it passes them verbatim, and
-                # this way the engine receives exactly the body that tests check against the REST model.
+                # The REST body's camelCase collections, as-is. The SDK translates snake_case keys only where an input has
+                # one known type; ruleCollections and rules are discriminated unions, so plain dict keys there reach the
+                # engine verbatim (tests pin it). Passing the REST body keeps one mapping, checked against the REST model.
                 rule_collections=body["properties"]["ruleCollections"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[*policy_dependencies, *ip_groups.values(), *previous]))
+                opts=pulumi.ResourceOptions(parent=self, depends_on=previous, provider=policy_provider))
             previous = [rcg]
-            groups.append(rcg)
+
+        if policy.firewall_id and policy.log_analytics_workspace_id:
+            # Resource-specific ("Dedicated") mode fills the AZFW* tables, whose rows name the policy, RCG, collection and rule.
+            monitor.DiagnosticSetting(f"{name}-firewall-logs", resource_uri=policy.firewall_id, name=f"egress-{plan.cluster}",
+                                      workspace_id=policy.log_analytics_workspace_id, log_analytics_destination_type="Dedicated",
+                                      logs=[{"category": c, "enabled": True} for c in FIREWALL_LOG_CATEGORIES],
+                                      opts=pulumi.ResourceOptions(parent=self))
 
         self.policy_id = pulumi.Output.from_input(policy_id)
         self.rule_collection_groups = pulumi.Output.from_input([g.name for g in sorted(plan.groups, key=lambda g: g.priority)])

@@ -31,6 +31,7 @@ ROLE_SOURCE_KEYS = {
 
 _DCE = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?\.[a-z0-9]+-[0-9]+$")
 _KEY_VAULT_NAME = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
+_POLICY_ID = r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/firewallPolicies/[^/]+$"
 _IP_GROUP_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/ipGroups/[^/]+$")
 
 
@@ -90,7 +91,7 @@ class Profile(BaseModel):
                                                    description="Key Vaults the Secrets Store CSI driver reads: only <name>.vault.<cloud suffix> is allowed, not every vault.")
     targets: tuple[Literal["azure"], ...] = Field((), alias="targets", description="Enforcement targets the program deploys (azure; aws and kubernetes arrive with their issues).")
     azure_roles: tuple[Role, ...] = Field(("nodes",), alias="azureRoles", description="Roles whose egress the Azure Firewall enforces.")
-    azure_policy_id: Optional[str] = Field(None, alias="azurePolicyId", pattern=r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/firewallPolicies/[^/]+$",
+    azure_policy_id: Optional[str] = Field(None, alias="azurePolicyId", pattern=_POLICY_ID,
                                            description="Attach to this existing Firewall Policy (resource id) instead of creating one.")
     azure_resource_group: Optional[str] = Field(None, alias="azureResourceGroup", pattern=r"^[-\w._()]{1,90}$", description="Resource group for the Firewall Policy, rule collection groups and IP Groups.")
     azure_dns_proxy: bool = Field(False, alias="azureDnsProxy", description="The policy's DNS proxy is on, so network rules may use FQDNs (no wildcards).")
@@ -99,6 +100,21 @@ class Profile(BaseModel):
     azure_existing_priorities: tuple[int, ...] = Field((), alias="azureExistingPriorities", description="Priorities of rule collection groups already on the policy (must not clash).")
     azure_ip_groups: bool = Field(True, alias="azureIpGroups", description="Create one IP Group per role and use it as the rule source (else source CIDRs inline).")
     azure_ip_group_ids: tuple[str, ...] = Field((), alias="azureIpGroupIds", description="Existing IP Groups to use as a role's source, as role=<IP Group resource id> (that role's group is then not created).")
+    azure_firewall_tier: Literal["Standard", "Premium"] = Field("Standard", alias="azureFirewallTier",
+                                                             description="Tier of the Firewall Policy the component creates (Basic has no DNS proxy, so it is not offered).")
+    azure_threat_intel_mode: Literal["Alert", "Deny", "Off"] = Field("Deny", alias="azureThreatIntelMode",
+                                                                     description="Threat intelligence mode of the policy the component creates (default Deny, as mspnp/aks-baseline).")
+    azure_idps_mode: Optional[Literal["Alert", "Deny", "Off"]] = Field(None, alias="azureIdpsMode",
+                                                                       description="IDPS mode of the policy the component creates; Premium only (default Deny on Premium).")
+    azure_base_policy_id: Optional[str] = Field(None, alias="azureBasePolicyId", pattern=_POLICY_ID,
+                                                description="Parent (base) Firewall Policy of the policy the component creates: its rules run first.")
+    azure_firewall_id: Optional[str] = Field(None, alias="azureFirewallId", pattern=r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/azureFirewalls/[^/]+$",
+                                             description="The Azure Firewall that enforces the policy (resource id): its diagnostic settings send the AZFW* logs to azureLogAnalyticsWorkspaceId.")
+    azure_firewall_private_ip: Optional[str] = Field(None, alias="azureFirewallPrivateIp",
+                                                     description="The firewall's private IP: with azureDnsProxy the spoke VNets' DNS servers must be this address (exported as azureVnetDnsServers).")
+    azure_log_analytics_workspace_id: Optional[str] = Field(None, alias="azureLogAnalyticsWorkspaceId",
+                                                            pattern=r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.OperationalInsights/workspaces/[^/]+$",
+                                                            description="Log Analytics workspace (resource id) for the firewall's resource-specific AZFW* tables.")
     azure_subscription_id: Optional[str] = Field(None, alias="azureSubscriptionId", pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
                                                  description="Subscription of the resource group (offline render writes IP Group resource ids with it).")
     levels: tuple[Level, ...] = Field(("required", "recommended"), alias="levels", min_length=1, description="Requirement levels to include.")
@@ -121,7 +137,7 @@ class Profile(BaseModel):
             parse_ip(value)
         return values
 
-    @field_validator("api_server_ip", "ibm_master_ip")
+    @field_validator("api_server_ip", "ibm_master_ip", "azure_firewall_private_ip")
     @classmethod
     def _ip(cls, value: Optional[str]) -> Optional[str]:
         if value is not None:

@@ -1,4 +1,5 @@
-"""AzureFirewallEgress under the Pulumi SDK mocks: exact resources, names, priorities, rule contents, depends_on chain."""
+"""AzureFirewallEgress under the Pulumi SDK mocks: exact resources, names, priorities, rule contents, write chains,
+the explicit provider for a hub policy in another subscription, and the invokes that judge an existing policy."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,14 +8,25 @@ import pulumi
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 
-from egress.targets.azure.compile import compile_azure
-from egress.targets.azure.render import plan_bodies
+import pytest
+
 from egress.project import open_project
+from egress.resolve import resolve
+from egress.targets.azure.compile import compile_azure, fqdn_tag_members
+from egress.targets.azure.plan import AzureCompileError
+from egress.targets.azure.policy import check_existing_policy
+from egress.targets.azure.render import plan_bodies
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 class Mocks(pulumi.runtime.Mocks):
+    """``policies``: what the invokes find, {policy name: {"dnsSettings": ..., "basePolicy": ..., "groups": {name: body}}}."""
+
+    def __init__(self, policies=None):
+        self.policies = policies or {}
+        self.calls = []
+
     def new_resource(self, args):
         state = dict(args.inputs)
         if args.typ == "azure-native:network:FirewallPolicy":
@@ -24,6 +36,15 @@ class Mocks(pulumi.runtime.Mocks):
         return f"/ids/{args.name}", state
 
     def call(self, args):
+        self.calls.append((args.token, dict(args.args), args.provider))
+        policy = self.policies.get(args.args.get("firewallPolicyName"), {})
+        if args.token == "azure-native:network:getFirewallPolicy":
+            base = "/subscriptions/s/resourceGroups/rg-hub/providers/Microsoft.Network/firewallPolicies/" + args.args["firewallPolicyName"]
+            return {key: value for key, value in policy.items() if key != "groups"} | {
+                "ruleCollectionGroups": [{"id": f"{base}/ruleCollectionGroups/{name}"} for name in policy.get("groups", {})]}
+        if args.token == "azure-native:network:getFirewallPolicyRuleCollectionGroup":
+            body = policy["groups"][args.args["ruleCollectionGroupName"]]
+            return {"name": body["name"], "priority": body["properties"]["priority"], "ruleCollections": body["properties"]["ruleCollections"]}
         return {}
 
 
@@ -39,31 +60,37 @@ class RecordingMonitor(MockMonitor):
         if request.type == "pulumi:pulumi:Stack":
             return response
         inputs = rpc.deserialize_properties(request.object)
-        self.registrations.append({"type": request.type, "name": request.name, "urn": response.urn,
+        self.registrations.append({"type": request.type, "name": request.name, "urn": response.urn, "provider": request.provider,
                                    "parent": request.parent, "dependencies": list(request.dependencies), "inputs": inputs})
         return response
 
 
-def deploy(stack: str, existing_policy_id: str | None = None, **overrides):
+def deploy(stack: str, policies=None, **overrides):
+    """What __main__.py does for the azure target: provider, existing-policy check, component."""
     from components.azure_firewall import AzureFirewallEgress
+    from components.azure_policy_reader import policy_provider, read_existing_policy
 
     catalog, profile, reqs = open_project(ROOT).requirements(stack)
     profile = profile.model_copy(update=overrides)
+    reqs = resolve(catalog, profile)
     plan = compile_azure(catalog, profile, reqs)
-    mocks = Mocks()
+    mocks = Mocks(policies)
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project="egress-matrix", stack=stack, preview=False, monitor=monitor)
     outputs = {}
 
     @pulumi.runtime.test
     def run():
+        provider = policy_provider("egress", plan.policy)
+        if plan.policy.existing_id:
+            check_existing_policy(plan, read_existing_policy(plan.policy, provider), reqs, fqdn_tag_members(catalog, reqs))
         component = AzureFirewallEgress("egress", plan, resource_group_name=profile.azure_resource_group, location=profile.location,
-                                        existing_policy_id=existing_policy_id)
+                                        policy_provider=provider)
         return pulumi.Output.all(component.policy_id, component.rule_collection_groups, component.rule_counts).apply(
             lambda values: outputs.update(policy=values[0], groups=values[1], counts=values[2]))
 
     run()
-    return plan, monitor.registrations, outputs
+    return plan, monitor.registrations, outputs, mocks
 
 
 def _ints(value):
@@ -82,7 +109,7 @@ def _by_name(registrations):
 
 
 def test_dev_stack_resources_names_and_chain():
-    plan, registrations, outputs = deploy("dev")
+    plan, registrations, outputs, _ = deploy("dev")
     assert sorted((r["type"], r["name"]) for r in registrations) == [
         ("azure-native:network:FirewallPolicy", "egress-policy"),
         ("azure-native:network:FirewallPolicyRuleCollectionGroup", "egress-aks"),
@@ -96,7 +123,8 @@ def test_dev_stack_resources_names_and_chain():
     assert all(r["parent"] == component_urn for r in registrations if r["name"] != "egress")
     policy, ipg = by["egress-policy"]["urn"], by["egress-nodes"]["urn"]
     assert by["egress-policy"]["inputs"] == {"resourceGroupName": "rg-egress-dev", "location": "westeurope", "sku": {"tier": "Standard"},
-                                             "dnsSettings": {"enableProxy": False}}
+                                             "threatIntelMode": "Deny", "dnsSettings": {"enableProxy": False}}
+    assert by["egress-nodes"]["dependencies"] == [policy]  # destroy: IP Groups go while the policy still exists
     assert by["egress-nodes"]["inputs"] == {"resourceGroupName": "rg-egress-dev", "location": "westeurope", "ipGroupsName": "egress-dev-nodes",
                                             "ipAddresses": ["10.0.0.0/16"]}
     # One RCG write at a time: each group waits for the policy, the IP Groups and the group before it.
@@ -114,24 +142,32 @@ def test_dev_stack_resources_names_and_chain():
                        "counts": {"egress-dev-aks": 6, "egress-dev-kkp": 2, "egress-dev-openshift": 1}}
 
 
-def test_existing_policy_and_inline_sources():
-    policy_id = "/subscriptions/s/resourceGroups/rg-hub/providers/Microsoft.Network/firewallPolicies/fw-policy-hub"
-    plan, registrations, outputs = deploy("aks-china", existing_policy_id=policy_id)
+HUB = "/subscriptions/s/resourceGroups/rg-hub/providers/Microsoft.Network/firewallPolicies/fw-policy-hub"
+
+
+def test_existing_policy_in_another_subscription_gets_its_own_provider():
+    plan, registrations, outputs, mocks = deploy("aks-china", azure_policy_id=HUB)
     assert [(r["type"], r["name"]) for r in registrations] == [
+        ("pulumi:providers:azure-native", "egress-policy-subscription"),
         ("egress:azure:FirewallEgress", "egress"),
         ("azure-native:network:FirewallPolicyRuleCollectionGroup", "egress-aks"),
     ]
-    rcg = registrations[1]["inputs"]
+    provider = registrations[0]
+    assert provider["inputs"]["subscriptionId"] == "s"
+    assert registrations[2]["provider"].startswith(provider["urn"] + "::")  # the groups land in the policy's subscription
+    assert [(token, call["firewallPolicyName"]) for token, call, _ in mocks.calls] == [("azure-native:network:getFirewallPolicy", "fw-policy-hub")]
+    assert all(ref.startswith(provider["urn"]) for _, _, ref in mocks.calls)  # and are read there
+    rcg = registrations[2]["inputs"]
     assert (rcg["resourceGroupName"], rcg["firewallPolicyName"], rcg["priority"]) == ("rg-hub", "fw-policy-hub", 1000)
-    assert registrations[1]["dependencies"] == []
+    assert registrations[2]["dependencies"] == []
     sources = {tuple(rule["sourceAddresses"]) for c in rcg["ruleCollections"] for rule in c["rules"]}
     assert sources == {("10.30.16.0/20",)}
     assert all("sourceIpGroups" not in rule for c in rcg["ruleCollections"] for rule in c["rules"])
-    assert outputs["policy"] == policy_id
+    assert outputs["policy"] == HUB
 
 
 def test_never_terminates_tls():
-    _, registrations, _ = deploy("aks-public")
+    _, registrations, _, _ = deploy("aks-public")
     rules = [rule for r in registrations if r["type"].endswith("RuleCollectionGroup") for c in r["inputs"]["ruleCollections"] for rule in c["rules"]]
     app_rules = [rule for rule in rules if rule["ruleType"] == "ApplicationRule"]
     assert app_rules and all(rule["terminateTLS"] is False for rule in app_rules)
@@ -140,8 +176,106 @@ def test_never_terminates_tls():
 
 def test_existing_ip_group_is_used_not_created():
     existing = "/subscriptions/s/resourceGroups/rg-net/providers/Microsoft.Network/ipGroups/ipg-aks-nodes"
-    _, registrations, _ = deploy("aks-public", azure_ip_group_ids=(f"nodes={existing}",))
+    _, registrations, _, _ = deploy("aks-public", azure_ip_group_ids=(f"nodes={existing}",))
     assert sorted(r["type"] for r in registrations) == [
         "azure-native:network:FirewallPolicy", "azure-native:network:FirewallPolicyRuleCollectionGroup", "egress:azure:FirewallEgress"]
     rcg = next(r for r in registrations if r["type"].endswith("RuleCollectionGroup"))
     assert {tuple(rule["sourceIpGroups"]) for c in rcg["inputs"]["ruleCollections"] for rule in c["rules"]} == {(existing,)}
+
+
+def _hub_group(name: str, priority: int, action: str = "Allow", rules=()) -> dict:
+    return {"name": name, "properties": {"priority": priority, "ruleCollections": [
+        {"ruleCollectionType": "FirewallPolicyFilterRuleCollection", "name": f"{name}-rules", "priority": 100, "action": {"type": action},
+         "rules": list(rules)}]}}
+
+
+def test_ip_group_writes_are_serialized():
+    _, registrations, _, _ = deploy("dev", azure_roles=("nodes", "seed"))
+    by = _by_name(registrations)
+    assert by["egress-seed"]["inputs"]["ipGroupsName"] == "egress-dev-seed"
+    assert by["egress-nodes"]["dependencies"] == [by["egress-policy"]["urn"]]
+    assert by["egress-seed"]["dependencies"] == [by["egress-nodes"]["urn"]]  # one IP Group update at a time
+    first_rcg = min((r for r in registrations if r["type"].endswith("RuleCollectionGroup")), key=lambda r: r["inputs"]["priority"])
+    assert sorted(first_rcg["dependencies"]) == sorted([by["egress-policy"]["urn"], by["egress-nodes"]["urn"], by["egress-seed"]["urn"]])
+
+
+def test_policy_in_the_stacks_own_subscription_uses_the_default_provider():
+    own = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-hub/providers/Microsoft.Network/firewallPolicies/fw-policy-hub"
+    _, registrations, _, mocks = deploy("aks-public", azure_policy_id=own)
+    assert "pulumi:providers:azure-native" not in [r["type"] for r in registrations]
+    assert [ref for _, _, ref in mocks.calls] == [""]
+
+
+def test_existing_policy_is_read_and_a_priority_clash_refused_before_anything_is_written():
+    taken = {"fw-policy-hub": {"dnsSettings": {"enableProxy": True}, "groups": {"team-b-egress": _hub_group("team-b-egress", 1000)}}}
+    with pytest.raises(AzureCompileError, match=r"egress-aks-china-aks: priority 1000 is taken on Firewall Policy .*fw-policy-hub by team-b-egress\. "
+                                                r"Fix: move egress-matrix:azurePriorityBase"):
+        deploy("aks-china", policies=taken, azure_policy_id=HUB)
+    free = {"fw-policy-hub": {"dnsSettings": {"enableProxy": True}, "groups": {"team-b-egress": _hub_group("team-b-egress", 500),
+                                                                                 "egress-aks-china-aks": _hub_group("egress-aks-china-aks", 1000)}}}
+    _, registrations, _, mocks = deploy("aks-china", policies=free, azure_policy_id=HUB)
+    assert [r["name"] for r in registrations if r["type"].endswith("RuleCollectionGroup")] == ["egress-aks"]  # its own group, re-written
+    assert sorted(call["ruleCollectionGroupName"] for token, call, _ in mocks.calls if token.endswith("Group")) == ["egress-aks-china-aks", "team-b-egress"]
+
+
+def test_two_clusters_share_one_hub_policy():
+    """Hub and spoke: each stack's groups carry its cluster name; distinct priority bases keep them apart."""
+    public, _, _, _ = deploy("aks-public", azure_policy_id=HUB)
+    hub = {"fw-policy-hub": {"dnsSettings": {"enableProxy": False}, "groups": {g.name: _hub_group(g.name, g.priority) for g in public.groups}}}
+    china, registrations, _, _ = deploy("aks-china", policies=hub, azure_policy_id=HUB, azure_priority_base=2000)
+    assert [(g.name, g.priority) for g in public.groups] == [("egress-aks-public-aks", 1000)]
+    assert [(g.name, g.priority) for g in china.groups] == [("egress-aks-china-aks", 2000)]
+    assert china.ip_group_name("nodes") != public.ip_group_name("nodes")
+    with pytest.raises(AzureCompileError, match="priority 1000 is taken .* by egress-aks-public-aks"):
+        deploy("aks-china", policies=hub, azure_policy_id=HUB)
+
+
+def test_fqdn_network_rules_need_the_existing_policys_dns_proxy():
+    no_proxy = {"fw-policy-hub": {"groups": {}}}  # no dnsSettings: the proxy is off
+    with pytest.raises(AzureCompileError, match=r"has its DNS proxy off, but rules aks-core-udp-123-fqdns use FQDNs in network rules"):
+        deploy("aks-china", policies=no_proxy, azure_policy_id=HUB, azure_dns_proxy=True)
+    proxied = {"fw-policy-hub": {"dnsSettings": {"enableProxy": True}, "groups": {}}}
+    assert deploy("aks-china", policies=proxied, azure_policy_id=HUB, azure_dns_proxy=True)[1]
+
+
+def test_a_deny_in_the_base_policy_is_refused():
+    base = "/subscriptions/s/resourceGroups/rg-hub/providers/Microsoft.Network/firewallPolicies/fw-policy-base"
+    deny_mcr = {"ruleType": "ApplicationRule", "name": "no-mcr", "sourceAddresses": ["*"], "protocols": [{"protocolType": "Https", "port": 443}],
+                "targetFqdns": ["mcr.microsoft.com"]}
+    policies = {"fw-policy-hub": {"dnsSettings": {"enableProxy": True}, "basePolicy": {"id": base}, "groups": {}},
+                "fw-policy-base": {"groups": {"org-deny": _hub_group("org-deny", 200, "Deny", [deny_mcr])}}}
+    with pytest.raises(AzureCompileError, match=r"the base policy .*fw-policy-base of .*fw-policy-hub blocks 1 requirement\(s\) before this stack's "
+                                                r"rules are reached: nodes -> mcr.microsoft.com https/443 .*denied by parent/org-deny/org-deny-rules/no-mcr"):
+        deploy("aks-china", policies=policies, azure_policy_id=HUB)
+    policies["fw-policy-base"]["groups"]["org-deny"] = _hub_group("org-deny", 200, "Deny", [deny_mcr | {"targetFqdns": ["evil.example.com"]}])
+    assert deploy("aks-china", policies=policies, azure_policy_id=HUB)[1]
+
+
+def test_created_policy_settings_premium_dns_servers_and_firewall_logs():
+    firewall = "/subscriptions/s/resourceGroups/rg-hub/providers/Microsoft.Network/azureFirewalls/fw-hub"
+    workspace = "/subscriptions/s/resourceGroups/rg-logs/providers/Microsoft.OperationalInsights/workspaces/law-hub"
+    base = "/subscriptions/s/resourceGroups/rg-hub/providers/Microsoft.Network/firewallPolicies/fw-policy-base"
+    _, registrations, _, _ = deploy("aks-public", azure_firewall_tier="Premium", azure_dns_proxy=True, azure_base_policy_id=base,
+                                    azure_firewall_id=firewall, azure_log_analytics_workspace_id=workspace)
+    by = _by_name(registrations)
+    assert by["egress-policy"]["inputs"] == {
+        "resourceGroupName": "rg-egress-aks-public", "location": "francecentral", "sku": {"tier": "Premium"}, "threatIntelMode": "Deny",
+        "intrusionDetection": {"mode": "Deny"}, "basePolicy": {"id": base},
+        "dnsSettings": {"enableProxy": True, "servers": ["10.10.0.4", "10.10.0.5"]}}  # the DNS proxy forwards to the stack's DNS servers
+    logs = by["egress-firewall-logs"]["inputs"]
+    assert (logs["resourceUri"], logs["workspaceId"], logs["logAnalyticsDestinationType"], logs["name"]) == (
+        firewall, workspace, "Dedicated", "egress-aks-public")
+    assert [entry["category"] for entry in logs["logs"]] == ["AZFWApplicationRule", "AZFWNetworkRule", "AZFWNatRule", "AZFWThreatIntel",
+                                                             "AZFWIdpsSignature", "AZFWDnsQuery", "AZFWFqdnResolveFailure"]
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"azure_idps_mode": "Alert"}, "IDPS is a Premium feature and azureFirewallTier is Standard"),
+    ({"azure_log_analytics_workspace_id": "/subscriptions/s/resourceGroups/r/providers/Microsoft.OperationalInsights/workspaces/w"},
+     "azureLogAnalyticsWorkspaceId is set but not azureFirewallId"),
+    ({"azure_policy_id": HUB, "azure_firewall_tier": "Premium"}, "azureFirewallTier configure the policy the component creates"),
+])
+def test_policy_settings_that_cannot_apply_are_errors(overrides, message):
+    catalog, profile, reqs = open_project(ROOT).requirements("aks-public")
+    with pytest.raises(AzureCompileError, match=message):
+        compile_azure(catalog, profile.model_copy(update=overrides), reqs)

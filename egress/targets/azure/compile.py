@@ -27,6 +27,7 @@ from .plan import (
     NETWORK_COLLECTION_PRIORITY, PLATFORM_BANDS, ApplicationRule, AzureCompileError, AzurePlan, Choice, NetworkRule, RuleCollection,
     RuleCollectionGroup, group_name, ip_group_name,
 )
+from .policy import policy_plan
 from .render import rcg_body
 
 
@@ -224,7 +225,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
         _checked_name(ip_group_name(profile.cluster, role), "IP Group")
     plan = AzurePlan(
         cluster=profile.cluster, groups=tuple(groups), ip_groups=created, existing_ip_groups=existing, role_sources=role_sources,
-        dns_proxy=profile.azure_dns_proxy, choices=tuple(choices), minimum_rules=len(buckets),
+        dns_proxy=profile.azure_dns_proxy, policy=policy_plan(profile), choices=tuple(choices), minimum_rules=len(buckets),
         subscription_id=profile.azure_subscription_id, resource_group=profile.azure_resource_group,
     )
     _check_limits(plan, profile)

@@ -1,199 +1,294 @@
-"""Judge emitted Azure rule collection group bodies (what will be deployed), with Azure's matching semantics.
+"""Judge Azure Firewall Policy rule collection group (RCG) bodies the way Azure processes rules.
 
-- Network rules: IP protocol, destination port (``*``, ``n``, ``a-b``), destination address (``*``, IP, CIDR,
-  service tag by name) or destination FQDN (exact only).
-- Application rules: protocol type + port; target FQDN exact, ``*``, or a left-most ``*.`` wildcard (subdomains,
-  never the apex); FQDN tags by membership (the caller says which destinations a tag covers).
-- Sources: every CIDR of the requirement's role must lie inside the rule's source addresses or IP Groups.
+Order (rule-processing.md): DNAT is ignored (egress only). Every network rule comes first: the parent policy's, then
+the child's, each by RCG priority, then collection priority (ties by name), then rule order. Application rules
+follow in the same order. The first matching rule decides, Allow or Deny. Then come Azure's infrastructure rule
+collection and the default deny.
 
-``evaluate`` answers both questions of DESIGN.md: is every requirement allowed (``missing``), and does any rule
-allow a destination, protocol or port that no requirement asked for (``extra``)?
+A flow is (one source CIDR of the requirement's role, destination, protocol, port range). A requirement is allowed
+when, for one of its options (``Requirement.options``), every flow's first match is an Allow.
+- An Allow matches only what it fully covers: the source CIDR lies inside its ``sourceAddresses`` / ``sourceIpGroups``
+  (``*``, IP, CIDR, ``a-b``), its ports cover the whole range, its destinations every name or address. A Deny
+  matches whatever it overlaps. An IP Group whose contents are unknown is taken to hold nothing (and said so).
+- Network rules: ``ipProtocols`` (http/https/tcp ride TCP, udp UDP; ``Any``), ``destinationPorts``, and destination
+  ``*``, IP / CIDR / range, IP Groups, service tags by name, ``destinationFqdns`` by exact name. A name needs ``*``
+  (or all of IPv4) or that exact FQDN; an FQDN rule allows by resolved address, which ``assumed`` says.
+- Application rules judge http/https on one port (``protocols``), by ``targetFqdns`` (see ``matching``) or
+  ``fqdnTags`` (members from ``tag_members``, always an ``assumed`` line). ``webCategories`` and ``targetUrls`` never
+  count as allowing: what they open cannot be known offline.
+- Service tags and names are compared by name: the addresses behind them are not known offline.
+
+``extra``: what an Allow rule opens beyond the requirements of the roles whose sources lie inside the rule's, unless
+an earlier Deny blocks all of it: destinations, protocols or ports nobody asks for (``*`` included), ICMP, web
+categories, target URLs, ``*contoso.com``-style look-alike targets, an FQDN tag on a protocol/port its members are
+not asked for on. ``missing`` keeps requirement order; ``extra`` and ``assumed`` follow rule order.
 """
 from __future__ import annotations
 
-import ipaddress
 import json
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from ...addresses import PortRange, host_matches, parse_port, wildcard_covers
+from ...addresses import PortRange, format_ports
 from ...models import Requirement
 from ..verdict import Verdict
+from .matching import (
+    ANY_PORT, NAMED, AddressSet, Destinations, Interval, Target, address_target, fqdn_target, is_lookalike, parse_interval,
+    parse_ports, ports_cover, ports_overlap, requirement_target, within,
+)
+
+_APP_PROTOCOLS = ("http", "https", "mssql")
+INFRASTRUCTURE = ("Azure's infrastructure rule collection allows platform FQDNs (compute Platform Image Repository storage, "
+                   "managed-disk status storage, Azure Diagnostics and Logging (MDS), Microsoft Entra ID) after every application "
+                   "rule and before the default deny; it is in no rule collection group and no requirement is counted as allowed "
+                   "by it (infrastructure-fqdns.md)")
+Groups = Mapping[str, Iterable[str]]
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Rule:
-    group: str
-    collection: str
+    label: str
+    allow: bool
+    network: bool
     body: Mapping[str, Any]
-    sources: tuple[str, ...] = field(default=())
-
-    @property
-    def label(self) -> str:
-        return f"{self.group}/{self.collection}/{self.body.get('name')}"
-
-
-def _ports(spec: Iterable[str]) -> list[PortRange | None]:
-    return [None if p == "*" else parse_port(p) for p in spec]  # None = any port
-
-
-def _port_covered(rng: PortRange, spec: list[PortRange | None]) -> bool:
-    return any(p is None or (p.start <= rng.start and rng.end <= p.end) for p in spec)
+    sources: AddressSet
+    destinations: Destinations  # network: addresses and IP Groups; application: target FQDNs
+    fqdns: Destinations  # network: destinationFqdns
+    transports: frozenset[str]  # network: TCP / UDP / ICMP
+    ports: tuple[PortRange, ...]  # network
+    protocols: tuple[tuple[str, int], ...]  # application: (http | https | mssql, port), in body order
+    address_bound: bool  # application rule limited to destinationAddresses, which names cannot be judged against
+    notes: tuple[str, ...]  # what judging it assumes
 
 
-def _in_networks(candidate: str, networks: Iterable[str]) -> bool:
-    inner = ipaddress.ip_network(candidate, strict=False)
-    for entry in networks:
-        if entry == "*":
-            return True
-        try:
-            outer = ipaddress.ip_network(entry, strict=False)
-        except ValueError:
-            continue  # a service tag: never matches an address
-        if inner.version == outer.version and inner.subnet_of(outer):
-            return True
-    return False
+def _group_addresses(ids: Iterable[str], ip_groups: Groups, label: str, notes: list[str]) -> list[str]:
+    addresses: list[str] = []
+    for group_id in ids:
+        if group_id in ip_groups:
+            addresses += ip_groups[group_id]
+        else:
+            notes.append(f"{label} uses IP Group {group_id}, whose addresses are not known: taken to hold none")
+    return addresses
 
 
-def _rules(bodies: Iterable[Mapping[str, Any]], ip_groups: Mapping[str, Iterable[str]]) -> list[_Rule]:
-    rules = []
-    for body in bodies:
-        for collection in body["properties"]["ruleCollections"]:
-            if collection.get("action", {}).get("type") != "Allow":
-                continue
-            for rule in collection["rules"]:
-                sources = list(rule.get("sourceAddresses", []))
-                for group_id in rule.get("sourceIpGroups", []):
-                    sources += list(ip_groups.get(group_id, ()))  # an IP Group whose contents are unknown adds nothing
-                rules.append(_Rule(body["name"], collection["name"], rule, tuple(sources)))
-    # Azure evaluates network rules before application rules; order does not change *whether* a flow passes.
-    return rules
-
-
-def _sources_ok(rule: _Rule, role_sources: Iterable[str]) -> bool:
-    role_sources = list(role_sources)
-    return bool(role_sources) and all(_in_networks(s, rule.sources) for s in role_sources)
-
-
-def _network_allows(rule: _Rule, kind: str, destination: str, protocol: str, rng: PortRange) -> bool:
-    body = rule.body
-    wanted = "UDP" if protocol == "udp" else "TCP"
-    if not ({wanted, "Any"} & set(body.get("ipProtocols", []))):
-        return False
-    if not _port_covered(rng, _ports(body.get("destinationPorts", []))):
-        return False
-    addresses = body.get("destinationAddresses", [])
-    if "*" in addresses:
-        return True
-    if kind in ("ip", "cidr"):
-        return _in_networks(destination, addresses)
-    if kind == "service-tag":
-        return destination in addresses
-    if kind == "fqdn":
-        return destination in body.get("destinationFqdns", [])
-    return False  # wildcard or any need '*'
-
-
-def _application_allows(rule: _Rule, kind: str, destination: str, protocol: str, rng: PortRange, tag_members: Mapping[str, set[str]]) -> bool:
-    if protocol not in ("http", "https") or rng.start != rng.end:
-        return False
-    body = rule.body
-    if not any(p["protocolType"].lower() == protocol and p["port"] == rng.start for p in body.get("protocols", [])):
-        return False
-    for target in body.get("targetFqdns", []):
-        if target == "*":
-            return True
-        if kind == "fqdn" and host_matches(target, destination):
-            return True
-        if kind == "wildcard" and wildcard_covers(target, destination):
-            return True
-    return any(destination in tag_members.get(tag, set()) for tag in body.get("fqdnTags", []))
-
-
-def _allows(rule: _Rule, kind: str, destination: str, protocol: str, rng: PortRange, tag_members: Mapping[str, set[str]]) -> bool:
-    if rule.body.get("ruleType") == "NetworkRule":
-        return _network_allows(rule, kind, destination, protocol, rng)
-    return _application_allows(rule, kind, destination, protocol, rng, tag_members)
-
-
-def _requirement_allowed(req: Requirement, rules: list[_Rule], role_sources: Iterable[str], tag_members: Mapping[str, set[str]]) -> bool:
-    candidates = [r for r in rules if _sources_ok(r, role_sources)]
-    for option in req.options():
-        own = req.destination in option.destinations
-        destinations = (req.destination,) if own else option.destinations
-        if all(any(_allows(r, option.kind, d, option.protocol, rng, tag_members) for r in candidates)
-               for d in destinations for rng in option.ports):
-            return True
-    return False
-
-
-def _rule_flows(rule: _Rule) -> Iterable[tuple[str, str, str, PortRange | None]]:
-    """(destination, protocol, kind-hint, port range or None for '*') for every flow the rule allows."""
-    body = rule.body
+def _rule(label: str, allow: bool, body: Mapping[str, Any], ip_groups: Groups) -> _Rule:
+    notes: list[str] = []
+    sources = AddressSet.parse([*body.get("sourceAddresses", ()), *_group_addresses(body.get("sourceIpGroups", ()), ip_groups, label, notes)])
     if body.get("ruleType") == "NetworkRule":
-        protocols = ["udp"] if body.get("ipProtocols") == ["UDP"] else ["tcp"] if body.get("ipProtocols") == ["TCP"] else ["tcp", "udp"]
-        for destination in [*body.get("destinationAddresses", []), *body.get("destinationFqdns", [])]:
-            for protocol in protocols:
-                for rng in _ports(body.get("destinationPorts", [])):
-                    yield destination, protocol, "network", rng
-    else:
-        for target in [*body.get("targetFqdns", []), *(f"tag:{t}" for t in body.get("fqdnTags", []))]:
-            for protocol in body.get("protocols", []):
-                yield target, protocol["protocolType"].lower(), "application", PortRange(protocol["port"], protocol["port"])
+        addresses = [*body.get("destinationAddresses", ()), *_group_addresses(body.get("destinationIpGroups", ()), ip_groups, label, notes)]
+        protocols = {p.upper() for p in body.get("ipProtocols", ())}
+        return _Rule(label, allow, True, body, sources, Destinations.of(map(address_target, addresses)),
+                     Destinations.of(Target("name", f.lower()) for f in body.get("destinationFqdns", ())),
+                     frozenset({"TCP", "UDP", "ICMP"} if "ANY" in protocols else protocols), parse_ports(body.get("destinationPorts", ())),
+                     (), False, tuple(notes))
+    if not allow and (body.get("webCategories") or body.get("targetUrls")):
+        notes.append(f"{label} denies web categories or URLs: whether they cover a required destination cannot be judged offline; taken not to")
+    bound = bool(body.get("destinationAddresses")) and "*" not in body["destinationAddresses"]
+    return _Rule(label, allow, False, body, sources, Destinations.of(map(fqdn_target, body.get("targetFqdns", ()))), Destinations(),
+                 frozenset(), (), tuple((p["protocolType"].lower(), int(p["port"])) for p in body.get("protocols", ())), bound,
+                 tuple(notes))
 
 
-def _flow_requested(destination: str, protocol: str, hint: str, rng: PortRange | None, rule: _Rule,
-                    requirements: list[Requirement], role_sources: Mapping[str, Iterable[str]], tag_members: Mapping[str, set[str]]) -> bool:
-    if rng is None:
-        return False  # '*' ports are never requested by the matrix
-    for req in requirements:
-        if sorted(role_sources.get(req.role, ())) != sorted(rule.sources):
+def _rules(parent_bodies: Iterable[Mapping[str, Any]], bodies: Iterable[Mapping[str, Any]], ip_groups: Groups) -> list[_Rule]:
+    """Every filter rule, in Azure's processing order."""
+    ordered = []
+    for child, group_bodies in ((0, parent_bodies), (1, bodies)):
+        for body in group_bodies:
+            prefix = "" if child else "parent/"
+            for collection in body["properties"].get("ruleCollections", ()):
+                if collection.get("ruleCollectionType") != "FirewallPolicyFilterRuleCollection":
+                    continue  # DNAT: inbound only
+                allow = collection.get("action", {}).get("type", "").lower() == "allow"
+                for index, rule in enumerate(collection.get("rules", ())):
+                    if rule.get("ruleType") not in ("NetworkRule", "ApplicationRule"):
+                        continue
+                    key = (rule["ruleType"] != "NetworkRule", child, body["properties"]["priority"], body["name"],
+                           collection["priority"], collection["name"], index)
+                    ordered.append((key, f"{prefix}{body['name']}/{collection['name']}/{rule.get('name')}", allow, rule))
+    ordered.sort(key=lambda item: item[0])
+    return [_rule(label, allow, rule, ip_groups) for _, label, allow, rule in ordered]
+
+
+def _transport(protocol: str) -> str:
+    return "UDP" if protocol == "udp" else "TCP"
+
+
+def _covers(rule: _Rule, sources: AddressSet, target: Target, protocol: str, ports: PortRange,
+            tag_members: Mapping[str, set[str]]) -> Optional[tuple[str, str]]:
+    """How ``rule`` matches all of the flow ('direct', 'fqdn' or 'tag' and what), or None."""
+    if not rule.sources.covers_all(sources):
+        return None
+    if rule.network:
+        if _transport(protocol) not in rule.transports or not ports_cover(rule.ports, ports):
+            return None
+        if rule.destinations.covers(target):
+            return ("direct", "")
+        return ("fqdn", target.text) if rule.fqdns.covers(target) else None
+    if protocol not in _APP_PROTOCOLS or target.kind not in NAMED or rule.address_bound:
+        return None
+    if ports.start != ports.end or (protocol, ports.start) not in rule.protocols:
+        return None
+    if rule.destinations.covers(target):
+        return ("direct", "")
+    tag = next((t for t in rule.body.get("fqdnTags", ()) if target.text in tag_members.get(t, ())), None)
+    return ("tag", tag) if tag else None
+
+
+def _overlaps(rule: _Rule, source: Interval, target: Target, protocol: str, ports: PortRange, tag_members: Mapping[str, set[str]]) -> bool:
+    """Does ``rule`` match part of the flow (how a Deny is judged)?"""
+    if not rule.sources.overlaps(source):
+        return False
+    if rule.network:
+        return (_transport(protocol) in rule.transports and ports_overlap(rule.ports, ports)
+                and (rule.destinations.overlaps(target) or rule.fqdns.overlaps(target)))
+    if protocol not in _APP_PROTOCOLS or target.kind not in NAMED:
+        return False
+    if not any(kind == protocol and ports.start <= port <= ports.end for kind, port in rule.protocols):
+        return False
+    return rule.destinations.overlaps(target) or any(target.text in tag_members.get(t, ()) for t in rule.body.get("fqdnTags", ()))
+
+
+def _first_match(rules: Sequence[_Rule], source: Interval, target: Target, protocol: str, ports: PortRange,
+                 tag_members: Mapping[str, set[str]]) -> tuple[Optional[_Rule], tuple[str, str]]:
+    """The rule that decides the flow (None: the default deny) and, for an Allow, how it matched."""
+    for rule in rules:
+        if rule.allow:
+            how = _covers(rule, AddressSet((source,)), target, protocol, ports, tag_members)
+            if how:
+                return rule, how
+        elif _overlaps(rule, source, target, protocol, ports, tag_members):
+            return rule, ("deny", "")
+    return None, ("deny", "")
+
+
+def _judge(req: Requirement, rules: Sequence[_Rule], sources: tuple[Interval, ...],
+           tag_members: Mapping[str, set[str]]) -> tuple[bool, list[tuple[_Rule, tuple[str, str]]], Optional[str]]:
+    """(allowed, the rules that allowed it and how, the first Deny that decided a flow)."""
+    denied_by = None
+    for option in req.options():
+        destinations = (req.destination,) if req.destination in option.destinations else option.destinations
+        flows = [(s, requirement_target(option.kind, d), rng) for d in destinations for rng in option.ports for s in sources]
+        credits: list[tuple[_Rule, tuple[str, str]]] = []
+        for source, target, rng in flows:
+            rule, how = _first_match(rules, source, target, option.protocol, rng, tag_members)
+            if rule is None or not rule.allow:
+                denied_by = denied_by or (rule.label if rule else None)
+                break
+            credits.append((rule, how))
+        else:
+            if flows:
+                return True, credits, None
+    return False, [], denied_by
+
+
+def _opened(rule: _Rule, ip_groups: Groups) -> tuple[list[tuple[Target, str, str, Optional[PortRange]]], list[str]]:
+    """What an Allow rule opens: flows (target, shown as, protocol, ports or None for '*') and what is always extra."""
+    body, flows, always = rule.body, [], []
+    if rule.network:
+        entries = [(address_target(a), a) for a in body.get("destinationAddresses", ())]
+        for group_id in body.get("destinationIpGroups", ()):
+            members = ip_groups.get(group_id)
+            entries += ([(address_target(a), f"{a} (IP Group {group_id})") for a in members] if members is not None
+                        else [(Target("unknown", group_id), f"IP Group {group_id} (addresses not known)")])
+        entries += [(Target("name", f.lower()), f) for f in body.get("destinationFqdns", ())]
+        for transport in ("TCP", "UDP"):
+            if transport in rule.transports:
+                flows += [(target, shown, transport.lower(), None if str(p).strip() == "*" else parse_ports([p])[0])
+                          for target, shown in entries for p in body.get("destinationPorts", ())]
+        if "ICMP" in rule.transports:
+            always.append(f"{rule.label} allows ICMP to {', '.join(shown for _, shown in entries)}, which no requirement asks for")
+        return flows, always
+    for fqdn in body.get("targetFqdns", ()):
+        target = fqdn_target(fqdn)
+        for kind, port in rule.protocols:
+            if is_lookalike(target):
+                always.append(f"{rule.label} allows {fqdn} {kind}/{port}, which also opens look-alike names such as "
+                              f"th3re4l{target.suffix}; no requirement asks for those")
+            else:
+                flows.append((target, fqdn, kind, PortRange(port, port)))
+    for field, what in (("webCategories", "web category"), ("targetUrls", "URL")):
+        always += [f"{rule.label} allows {what} {value} {kind}/{port}, which cannot be judged offline"
+                   for value in body.get(field, ()) for kind, port in rule.protocols]
+    return flows, always
+
+
+def _extra(rule: _Rule, earlier_denies: Sequence[_Rule], candidates: Sequence[Requirement], ip_groups: Groups,
+           tag_members: Mapping[str, set[str]]) -> list[str]:
+    flows, always = _opened(rule, ip_groups)
+    extra = []
+    for target, shown, protocol, rng in flows:
+        wanted = [p for req in candidates for option in req.options()
+                  if (option.protocol if not rule.network else _transport(option.protocol).lower()) == protocol
+                  and any(within(target, option.kind, d) for d in option.destinations) for p in option.ports]
+        if rng is not None and ports_cover(wanted, rng):
             continue
-        if destination.startswith("tag:"):
-            if req.destination in tag_members.get(destination[4:], set()) and req.protocol == protocol and any(
-                    p.start <= rng.start and rng.end <= p.end for p in req.ports):
-                return True
+        if any(_covers(deny, rule.sources, target, protocol, rng or ANY_PORT, tag_members) for deny in earlier_denies):
             continue
-        for option in req.options():
-            transport = "udp" if option.protocol == "udp" else "tcp" if hint == "network" else option.protocol
-            if transport != protocol or destination not in option.destinations:
-                continue
-            if any(p.start <= rng.start and rng.end <= p.end for p in option.ports):
-                return True
-    return False
+        extra.append(f"{rule.label} allows {shown} {protocol}/{rng if rng else '*'}, which no requirement asks for")
+    extra += always
+    for tag in rule.body.get("fqdnTags", ()):
+        members = tag_members.get(tag, set())
+        for kind, port in rule.protocols:
+            if not any(req.destination in members and req.protocol == kind and ports_cover(req.ports, PortRange(port, port)) for req in candidates):
+                extra.append(f"{rule.label} allows FQDN tag {tag} {kind}/{port}, which no requirement for its members asks for")
+    return extra
 
 
 def evaluate_bodies(bodies: Iterable[Mapping[str, Any]], requirements: Iterable[Requirement], role_sources: Mapping[str, Iterable[str]],
-                    ip_groups: Mapping[str, Iterable[str]] | None = None, tag_members: Mapping[str, set[str]] | None = None) -> Verdict:
-    """Is every requirement allowed by the bodies, and is anything allowed that no requirement asked for?"""
-    rules = _rules(bodies, ip_groups or {})
-    tag_members = tag_members or {}
-    requirements = list(requirements)
-    missing = [
-        f"{r.role} -> {r.destination} {r.protocol}/{','.join(map(str, r.ports))} (entries: {', '.join(r.entry_ids)})"
-        for r in requirements if not _requirement_allowed(r, rules, role_sources.get(r.role, ()), tag_members)
-    ]
-    extra = []
-    for rule in rules:
-        for destination, protocol, hint, rng in _rule_flows(rule):
-            if not _flow_requested(destination, protocol, hint, rng, rule, requirements, role_sources, tag_members):
-                extra.append(f"{rule.label} allows {destination} {protocol}/{rng if rng else '*'}, which no requirement asks for")
-    return Verdict(missing=tuple(missing), extra=tuple(extra), rules_checked=len(rules))
+                    ip_groups: Groups | None = None, tag_members: Mapping[str, set[str]] | None = None,
+                    parent_bodies: Iterable[Mapping[str, Any]] = ()) -> Verdict:
+    """Is every requirement allowed by the bodies (after ``parent_bodies``, a parent policy's RCGs), and is anything
+    allowed that no requirement asked for? ``ip_groups``: IP Group id -> addresses; ``tag_members``: FQDN tag ->
+    the requirement destinations it stands for."""
+    ip_groups, tag_members, requirements = {k: list(v) for k, v in (ip_groups or {}).items()}, tag_members or {}, list(requirements)
+    rules = _rules(parent_bodies, bodies, ip_groups)
+    sources = {role: tuple(i for i in map(parse_interval, cidrs) if i) for role, cidrs in role_sources.items()}
+    missing: list[str] = []
+    credited: dict[tuple[str, str], dict[str, int]] = {}  # (rule, 'fqdn' | 'tag') -> FQDN or tag -> requirements allowed
+    for req in requirements:
+        allowed, credits, denied_by = _judge(req, rules, sources.get(req.role, ()), tag_members)
+        if not allowed:
+            missing.append(f"{req.role} -> {req.destination} {req.protocol}/{format_ports(req.ports)} (entries: {', '.join(req.entry_ids)})"
+                           + (f" denied by {denied_by}" if denied_by else ""))
+        for label, how, what in sorted({(rule.label, how, what) for rule, (how, what) in credits if how != "direct"}):
+            counts = credited.setdefault((label, how), {})
+            counts[what] = counts.get(what, 0) + 1
+    extra: list[str] = []
+    assumed: list[str] = []
+    for position, rule in enumerate(rules):
+        assumed += rule.notes
+        if not rule.allow:
+            continue
+        candidates = [r for r in requirements if sources.get(r.role) and rule.sources.covers_all(AddressSet(sources[r.role]))]
+        extra += _extra(rule, [r for r in rules[:position] if not r.allow], candidates, ip_groups, tag_members)
+        if (rule.label, "fqdn") in credited:
+            assumed.append(f"{rule.label} allows {', '.join(sorted(credited[rule.label, 'fqdn']))} by resolved address: any other name "
+                           "sharing those addresses passes too")
+        for tag in rule.body.get("fqdnTags", ()):
+            count = credited.get((rule.label, "tag"), {}).get(tag, 0)
+            assumed.append(f"{rule.label} allows FQDN tag {tag}, taken to hold the matrix's destinations for it ({count} requirement(s) "
+                           "allowed by it); Microsoft publishes no member list, so what else it opens cannot be listed offline")
+    if any(not r.network for r in rules):
+        assumed.append(INFRASTRUCTURE)
+    return Verdict(missing=tuple(missing), extra=tuple(extra), rules_checked=len(rules), assumed=tuple(dict.fromkeys(assumed)))
 
 
 def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement],
              tag_members: Optional[Mapping[str, set[str]]] = None) -> Verdict:
-    """Judge what ``render`` produced (``azure/<group>.json`` bodies and ``azure/ip-groups/<name>.json``): the role
-    sources come from the requirements themselves, the IP Groups' addresses from their own artefacts."""
+    """Judge what ``render`` produced: ``azure/<group>.json`` RCG bodies, ``azure/ip-groups/<name>.json`` IP Groups and
+    ``azure/parent/<name>.json`` a parent policy's RCG bodies. Role sources come from the requirements themselves."""
     requirements = list(requirements)
-    bodies, ip_groups = [], {}
+    bodies, parents, ip_groups = [], [], {}
     for path, text in sorted(artefacts.items()):
-        if not path.startswith("azure/") or not path.endswith(".json"):
+        parts = path.split("/")
+        if parts[0] != "azure" or not path.endswith(".json"):
             continue
-        document = json.loads(text)
-        if path.startswith("azure/ip-groups/"):
+        if len(parts) == 3 and parts[1] == "ip-groups":
+            document = json.loads(text)
             ip_groups[document["id"]] = document["properties"]["ipAddresses"]
-        else:
-            bodies.append(document)
+        elif len(parts) == 3 and parts[1] == "parent":
+            parents.append(json.loads(text))
+        elif len(parts) == 2:
+            bodies.append(json.loads(text))
     role_sources = {r.role: r.sources for r in requirements}
-    return evaluate_bodies(bodies, requirements, role_sources, ip_groups, tag_members)
+    return evaluate_bodies(bodies, requirements, role_sources, ip_groups, tag_members, parents)

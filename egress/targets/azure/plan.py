@@ -73,6 +73,26 @@ class Choice(Strict):
     reason: str
 
 
+class PolicyPlan(Strict):
+    """The Firewall Policy the groups land on: an existing one (``existing_id``, read and checked at deploy time), or
+    the one the component creates with these settings."""
+
+    existing_id: Optional[str] = None
+    subscription_id: Optional[str] = None  # an existing policy's subscription: an explicit provider targets it
+    resource_group: Optional[str] = None  # an existing policy's resource group and name
+    name: Optional[str] = None
+    foreign_subscription: bool = False  # the existing policy is not in the stack's azureSubscriptionId (or that is unset)
+    tier: Literal["Standard", "Premium"] = "Standard"
+    threat_intel_mode: Literal["Alert", "Deny", "Off"] = "Deny"
+    idps_mode: Optional[Literal["Alert", "Deny", "Off"]] = None
+    dns_proxy: bool = False
+    dns_servers: tuple[str, ...] = ()  # where the DNS proxy forwards (the stack's customDnsIps); empty = Azure DNS
+    base_policy_id: Optional[str] = None
+    firewall_id: Optional[str] = None  # diagnostic settings go on the firewall, not the policy
+    log_analytics_workspace_id: Optional[str] = None
+    firewall_private_ip: Optional[str] = None  # what spoke VNets must use as DNS server when the DNS proxy is on
+
+
 class AzurePlan(Strict):
     cluster: str  # carried by every group and IP Group name, so clusters share one hub policy and resource group
     groups: tuple[RuleCollectionGroup, ...]
@@ -80,6 +100,7 @@ class AzurePlan(Strict):
     existing_ip_groups: dict[str, str] = {}  # role -> resource id of an IP Group the stack already has
     role_sources: dict[str, tuple[str, ...]]
     dns_proxy: bool
+    policy: PolicyPlan = PolicyPlan()
     choices: tuple[Choice, ...] = ()
     minimum_rules: int = Field(0, description="One rule per (platform, feature, role, protocol/ports, destination family): the minimum for this layout")
     subscription_id: Optional[str] = None  # where the component creates IP Groups (offline render writes their ids with it)
