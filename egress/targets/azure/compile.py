@@ -20,13 +20,14 @@ import re
 from typing import Iterable, Optional
 
 from ...addresses import format_ports
-from ...models import Catalog, Entry, Requirement, ResolvedAlternative
+from ...models import Catalog, Requirement, ResolvedAlternative
 from ...profile import ROLE_SOURCE_KEYS, Profile
 from .plan import (
     APPLICATION_COLLECTION_PRIORITY, FQDN_TAG, MAX_APP_RULE_PORT, MAX_DESCRIPTION, MAX_NAME, MAX_RCG_BYTES, MAX_RCGS_PER_POLICY, NAME_PATTERN,
     NETWORK_COLLECTION_PRIORITY, PLATFORM_BANDS, ApplicationRule, AzureCompileError, AzurePlan, Choice, NetworkRule, RuleCollection,
     RuleCollectionGroup, group_name, ip_group_name,
 )
+from ..naming import feature_parts, rule_stem
 from .policy import policy_plan
 from .render import rcg_body
 
@@ -85,26 +86,10 @@ def _tag_covers(req: Requirement, platform: str, feature: Optional[str], entry_i
             and tuple((p.start, p.end) for p in req.ports) == ((443, 443),) and any(i not in implied_for for i in entry_ids))
 
 
-def _parts(req: Requirement, entries: dict[str, Entry]) -> dict[tuple[str, Optional[str]], list[str]]:
-    """(platform, feature) -> the entry ids behind ``req`` for it: a host two features need is in each feature's rule,
-    so turning a feature on or off never rewrites another feature's rules."""
-    parts: dict[tuple[str, Optional[str]], list[str]] = {}
-    for entry_id in req.entry_ids:
-        entry = entries[entry_id]
-        parts.setdefault((entry.platform, entry.feature), []).append(entry_id)
-    return parts
-
-
 def _band(platform: str) -> int:
     if platform not in PLATFORM_BANDS:
         raise AzureCompileError(f"platform {platform} has no Azure priority band. Fix: add it to PLATFORM_BANDS in egress/targets/azure/plan.py")
     return PLATFORM_BANDS[platform]
-
-
-def _stem(platform: str, feature: Optional[str], role: str) -> str:
-    """'aks-core', 'aks-azure-monitor', 'kkp-aws-seed': platform, feature (its platform prefix dropped), role unless nodes."""
-    label = (feature or "core").removeprefix(f"{platform}-")
-    return "-".join([platform, label, *([role] if role != "nodes" else [])])
 
 
 def _app_suffix(protocols: tuple[tuple[str, int], ...]) -> str:
@@ -159,7 +144,7 @@ def _bucket_key(platform: str, feature: Optional[str], req: Requirement, option:
 
 def _rule(key: _Key, destinations: set[str], entry_ids: set[str]) -> ApplicationRule | NetworkRule:
     platform, feature, role, form, spec = key
-    stem = _stem(platform, feature, role)
+    stem = rule_stem(platform, feature, role)
     if form == "tag":
         name = f"{stem}-https-fqdn-tag"
         return ApplicationRule(name=name, role=role, protocols=(("Https", 443),), fqdn_tags=(FQDN_TAG,), description=_describe(name, entry_ids))
@@ -179,7 +164,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
     for req in requirements:
         if req.role not in profile.azure_roles:
             continue
-        parts = _parts(req, entries)
+        parts = feature_parts(req, entries)
         chosen: Optional[tuple[ResolvedAlternative, str]] = None
         for (platform, feature), entry_ids in sorted(parts.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
             _band(platform)
@@ -265,7 +250,7 @@ def fqdn_tag_members(catalog: Catalog, requirements: Iterable[Requirement]) -> d
     and no member list is published, so the evaluator reports this as an assumption)."""
     entries = {entry.id: entry for entry in catalog.entries}
     return {FQDN_TAG: {r.destination for r in requirements
-                       if any(_tag_covers(r, platform, feature, ids) for (platform, feature), ids in _parts(r, entries).items())}}
+                       if any(_tag_covers(r, platform, feature, ids) for (platform, feature), ids in feature_parts(r, entries).items())}}
 
 
 def check_deploy_settings(profile: Profile) -> None:
