@@ -89,7 +89,18 @@ class Profile(BaseModel):
                                                             "'.ingest.' / '.metrics.ingest.' (e.g. mydce-a1b2.westeurope-1): only those ingestion hosts are allowed.")
     azure_key_vault_names: tuple[str, ...] = Field((), alias="azureKeyVaultNames",
                                                    description="Key Vaults the Secrets Store CSI driver reads: only <name>.vault.<cloud suffix> is allowed, not every vault.")
-    targets: tuple[Literal["azure"], ...] = Field((), alias="targets", description="Enforcement targets the program deploys (azure; aws and kubernetes arrive with their issues).")
+    targets: tuple[Literal["azure"], ...] = Field((), alias="targets", description="Enforcement targets the program deploys (azure; aws and kubernetes arrive with their issues: the AWS compiler is in, its component is not yet).")
+    aws_roles: tuple[Role, ...] = Field(("nodes",), alias="awsRoles", description="Roles whose egress the AWS Network Firewall and security groups enforce.")
+    aws_platforms: tuple[str, ...] = Field((), alias="awsPlatforms",
+                                           description="Platforms whose requirements the AWS target enforces (default: all the stack's platforms).")
+    aws_network_firewall_rules: Literal["domain-list", "suricata"] = Field(
+        "domain-list", alias="awsNetworkFirewallRules",
+        description="domain-list: stateful domain-list rule groups (any port, '.x' also opens the apex; the broadening is listed); "
+                    "suricata: exact Suricata rules (required ports, subdomains-only wildcards).")
+    aws_capacity_headroom: int = Field(20, alias="awsCapacityHeadroom", ge=0, le=1000,
+                                       description="Percent added to each rule group's capacity (fixed at creation; a change replaces the group).")
+    aws_security_groups_per_eni: int = Field(5, alias="awsSecurityGroupsPerEni", ge=1, le=16,
+                                             description="Security groups a network interface may carry (AWS default 5, adjustable to 16).")
     azure_roles: tuple[Role, ...] = Field(("nodes",), alias="azureRoles", description="Roles whose egress the Azure Firewall enforces.")
     azure_policy_id: Optional[str] = Field(None, alias="azurePolicyId", pattern=_POLICY_ID,
                                            description="Attach to this existing Firewall Policy (resource id) instead of creating one.")

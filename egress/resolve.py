@@ -27,6 +27,9 @@ def check_profile(catalog: Catalog, profile: Profile, file: str | Path = "stack"
     for platform in profile.platforms:
         if platform not in catalog.platforms:
             fail("platforms", platform, "unknown platform", f"use one of: {', '.join(catalog.platforms)}")
+    for platform in profile.aws_platforms:
+        if platform not in profile.platforms:
+            fail("awsPlatforms", platform, "not one of the stack's platforms", f"use some of: {', '.join(profile.platforms)}")
     for feature in profile.features:
         if feature not in catalog.features:
             fail("features", feature, "unknown feature", f"use one of: {', '.join(catalog.features)}")

@@ -1,0 +1,283 @@
+"""Compile a stack's requirements into an AWS plan (pure; facts: reference/aws-egress.md).
+
+- HTTP/TLS to a name: domain lists (default; ``.x`` matches the apex and every subdomain, any port: the broadening
+  is listed per target) or exact Suricata pass rules (``awsNetworkFirewallRules: suricata``): ``tls.sni`` /
+  ``http.host``, exact = ``startswith; endswith``, ``*.x`` = ``content:".x"; endswith`` (never the apex), the
+  required ports, ``flow:to_server``, ``msg`` naming the rule, ``metadata`` the entry ids.
+- Anything else to addresses: 5-tuple pass rules, and one security-group egress rule per CIDR and port range. A
+  non-HTTP/TLS requirement to a name only is an error: nothing on AWS matches it by name.
+- Security groups also get the path to the firewall: each port the name-based requirements use, to 0.0.0.0/0 (the
+  Network Firewall downstream does the filtering by name; security groups have no names).
+One rule group per (role, kind): the role's source CIDRs are its ``HOME_NET``.
+"""
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import math
+import re
+from typing import Iterable, Optional
+
+from ...addresses import PortRange, format_ports
+from ...models import Catalog, Requirement, ResolvedAlternative
+from ...profile import ROLE_SOURCE_KEYS, Profile
+from ..naming import feature_parts, rule_stem
+from .plan import (
+    MAX_GROUP_CAPACITY, MAX_RULE_CHARS, MAX_RULES_STRING_BYTES, MAX_SG_RULES_PER_FAMILY, MAX_STATEFUL_GROUPS_PER_POLICY, SG_DESCRIPTION_MAX,
+    SID_BASE, SID_SPAN, AwsCompileError, AwsPlan, Broadening, Choice, RuleGroup, SecurityGroupPlan, SecurityGroupRule, SuricataRule,
+)
+
+_SG_DESCRIPTION_CHARS = re.compile(r"[^a-zA-Z0-9 ._\-:/()#,@\[\]+=;{}!$*]")
+
+
+def _label(req: Requirement) -> str:
+    return f"{req.role} -> {req.destination} {req.protocol}/{format_ports(req.ports)} (entries: {', '.join(req.entry_ids)})"
+
+
+def _form(option: ResolvedAlternative) -> tuple[Optional[str], str]:
+    """('name' | 'address' | 'any', '') or (None, why AWS cannot express the option, and the fix)."""
+    if option.protocol in ("http", "https") and option.kind in ("fqdn", "wildcard"):
+        if any("*" in d and not d.startswith("*.") for d in option.destinations) or any(d.count("*") > 1 for d in option.destinations):
+            return None, ("Network Firewall matches a name exactly or by its subdomains ('*.x'), not '*' inside a label. Fix: drop the "
+                          "entry's level from egress-matrix:levels, or add a supported alternative to the matrix entry")
+        return "name", ""
+    if option.kind in ("ip", "cidr"):
+        return "address", ""
+    if option.kind == "any":
+        return "any", ""
+    if option.kind == "service-tag":
+        return None, "an Azure service tag means nothing on AWS"
+    return None, ("nothing on AWS matches a non-HTTP/TLS flow by name (security groups take addresses, Network Firewall sees no "
+                  "name in it). Fix: give the destination's addresses in the stack or the matrix entry (an IP/CIDR alternative), "
+                  "or allow a managed prefix list that holds them")
+
+
+def _choose(req: Requirement, choices: list[Choice]) -> tuple[ResolvedAlternative, str]:
+    options = req.options()
+    forms = [(o, *_form(o)) for o in options]
+    usable = [(o, form) for o, form, _ in forms if form]
+    if not usable:
+        reasons = "; ".join(f"{', '.join(o.destinations)} {o.protocol}/{format_ports(o.ports)}: {why}" for o, _, why in forms)
+        raise AwsCompileError(f"requirement {_label(req)} cannot be expressed on AWS: {reasons}")
+    option, form = usable[0]
+    if option != options[0]:
+        choices.append(Choice(requirement=_label(req), used=", ".join(option.destinations),
+                              reason=f"AWS cannot express {', '.join(options[0].destinations)} ({options[0].kind})"))
+    return option, form
+
+
+def _suricata_ports(ports: Iterable[PortRange]) -> str:
+    items = [str(p.start) if p.start == p.end else f"{p.start}:{p.end}" for p in ports]
+    return items[0] if len(items) == 1 else f"[{','.join(items)}]"
+
+
+def _metadata(entry_ids: Iterable[str]) -> str:
+    return ", ".join(f"egress_entry {i}" for i in sorted(set(entry_ids)))
+
+
+def _name_rule(stem: str, protocol: str, destination: str, ports: tuple[PortRange, ...], entry_ids: list[str]) -> tuple[str, str]:
+    """(key, text without sid) of an exact Suricata pass rule for a host or a subdomains-only wildcard."""
+    buffer, app, case = ("tls.sni", "tls", " nocase;") if protocol == "https" else ("http.host", "http", "")
+    if destination.startswith("*."):
+        match = f'content:"{destination[1:]}";{case} endswith;'  # subdomains at any depth, never the apex
+    else:
+        match = f'content:"{destination}"; startswith;{case} endswith;'
+    name = f"{stem}-{protocol}"
+    key = f"{name}|{destination}|{format_ports(ports)}"
+    return key, (f"pass {app} $HOME_NET any -> any {_suricata_ports(ports)} ({buffer}; {match} msg:\"{name} {destination}\"; "
+                 f"flow:to_server; metadata:{_metadata(entry_ids)};")
+
+
+def _address_rule(stem: str, protocol: str, destinations: tuple[str, ...], ports: tuple[PortRange, ...], entry_ids: list[str]) -> tuple[str, str]:
+    transport = "udp" if protocol == "udp" else "tcp"
+    target = "any" if destinations == ("*",) else destinations[0] if len(destinations) == 1 else f"[{','.join(destinations)}]"
+    name = f"{stem}-{transport}-{'_'.join(str(p) for p in ports)}"
+    key = f"{name}|{','.join(destinations)}"
+    return key, (f"pass {transport} $HOME_NET any -> {target} {_suricata_ports(ports)} (msg:\"{name}\"; flow:to_server; "
+                 f"metadata:{_metadata(entry_ids)};")
+
+
+def _sids(keys: Iterable[str]) -> dict[str, int]:
+    """SIDs from the rules' keys (a hash), so they stay put when other rules come and go; a rare collision is resolved
+    by probing in key order, which moves only the colliding rules."""
+    taken: dict[int, str] = {}
+    out = {}
+    for key in sorted(set(keys)):
+        sid = SID_BASE + int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) % SID_SPAN
+        while sid in taken:
+            sid = SID_BASE + (sid - SID_BASE + 1) % SID_SPAN
+        taken[sid] = key
+        out[key] = sid
+    return out
+
+
+def _capacity(used: int, headroom: int) -> int:
+    return max(used, math.ceil(used * (100 + headroom) / 100))
+
+
+def _sg_description(text: str) -> str:
+    text = _SG_DESCRIPTION_CHARS.sub("_", text)
+    return text if len(text) <= SG_DESCRIPTION_MAX else text[:SG_DESCRIPTION_MAX - 3] + "..."
+
+
+def compile_aws(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> AwsPlan:
+    """The AWS plan for the requirements of the roles the stack enforces on AWS (``awsRoles``)."""
+    try:
+        return _compile(catalog, profile, list(requirements))
+    except AwsCompileError as exc:
+        raise AwsCompileError(f"{source}: {exc}" if source else str(exc)) from None
+
+
+def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]) -> AwsPlan:
+    entries = {entry.id: entry for entry in catalog.entries}
+    suricata = profile.aws_network_firewall_rules == "suricata"
+    choices: list[Choice] = []
+    rule_texts: dict[tuple[str, str], dict[str, tuple[str, list[str]]]] = {}  # (role, group name) -> key -> (text, entry ids)
+    domains: dict[tuple[str, str], dict[str, set[str]]] = {}  # (role, target type) -> target -> entry ids
+    required_names: dict[tuple[str, str], dict[str, list[PortRange]]] = {}  # (role, target type) -> host -> ports (for broadening)
+    sg_rules: dict[str, dict[str, tuple[str, str, PortRange, set[str]]]] = {}  # role -> key -> (cidr, proto, ports, ids)
+
+    def sg_add(role: str, cidr: str, transport: str, ports: Iterable[PortRange], ids: Iterable[str]) -> None:
+        for rng in ports:
+            key = f"{transport}:{rng}:{cidr}"
+            sg_rules.setdefault(role, {}).setdefault(key, (cidr, transport, rng, set()))[3].update(ids)
+
+    platforms = set(profile.aws_platforms or profile.platforms)
+    for req in requirements:
+        parts = {k: v for k, v in feature_parts(req, entries).items() if k[0] in platforms}
+        if req.role not in profile.aws_roles or not parts:
+            continue
+        option, form = _choose(req, choices)
+        entry_ids = sorted(i for ids in parts.values() for i in ids)
+        if form == "name":
+            sg_add(req.role, "0.0.0.0/0", "tcp", option.ports, entry_ids)
+            target_type = "TLS_SNI" if option.protocol == "https" else "HTTP_HOST"
+            for destination in option.destinations:
+                required_names.setdefault((req.role, target_type), {}).setdefault(destination, []).extend(option.ports)
+                if not suricata:
+                    target = destination[1:] if destination.startswith("*.") else destination
+                    domains.setdefault((req.role, target_type), {}).setdefault(target, set()).update(entry_ids)
+            if not suricata:
+                continue
+        for (platform, feature), ids in sorted(parts.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+            stem = rule_stem(platform, feature, req.role)
+            if form == "name":
+                group = (req.role, f"egress-{profile.cluster}-{req.role}-rules")
+                for destination in option.destinations:
+                    key, text = _name_rule(stem, option.protocol, destination, option.ports, ids)
+                    rule_texts.setdefault(group, {})[key] = (text, ids)
+            else:
+                group = (req.role, f"egress-{profile.cluster}-{req.role}-{'rules' if suricata else 'addresses'}")
+                destinations = ("*",) if form == "any" else option.destinations
+                key, text = _address_rule(stem, option.protocol, destinations, option.ports, ids)
+                previous = rule_texts.setdefault(group, {}).get(key)
+                rule_texts[group][key] = (text, sorted(set(ids) | set(previous[1] if previous else ())))
+        if form != "name":
+            transport = "udp" if option.protocol == "udp" else "tcp"
+            for destination in (("0.0.0.0/0",) if form == "any" else option.destinations):
+                cidr = str(ipaddress.ip_network(destination, strict=False))
+                sg_add(req.role, cidr, transport, option.ports, entry_ids)
+
+    role_sources = _role_sources(profile, {role for role, _ in [*rule_texts, *domains]} | set(sg_rules))
+    sids = _sids(key for group in rule_texts.values() for key in group)
+    groups = []
+    for (role, target_type), targets in sorted(domains.items()):
+        names = tuple(sorted(targets))
+        kind = "tls-sni" if target_type == "TLS_SNI" else "http-host"
+        used = len(names) + 1  # one pass rule per target, one default drop per target type (reference 2.2)
+        groups.append(RuleGroup(name=f"egress-{profile.cluster}-{role}-{kind}", role=role, form="domain-list", target_type=target_type,
+                                targets=names, home_net=role_sources[role], used=used, capacity=_capacity(used, profile.aws_capacity_headroom),
+                                description=f"egress-matrix {profile.cluster}: {len(names)} hosts {role} needs over "
+                                            f"{'TLS' if target_type == 'TLS_SNI' else 'plain HTTP'} (docs/MATRIX.md)", priority=0))
+    for (role, name), rules in sorted(rule_texts.items()):
+        built = tuple(SuricataRule(key=key, sid=sids[key], text=f"{text} sid:{sids[key]}; rev:1;)", entry_ids=tuple(sorted(set(ids))))
+                      for key, (text, ids) in sorted(rules.items()))
+        groups.append(RuleGroup(name=name, role=role, form="suricata", rules=built, home_net=role_sources[role], used=len(built),
+                                capacity=_capacity(len(built), profile.aws_capacity_headroom),
+                                description=f"egress-matrix {profile.cluster}: {len(built)} pass rules for {role}", priority=0))
+    groups = [g.model_copy(update={"priority": 100 * (i + 1)}) for i, g in enumerate(sorted(groups, key=lambda g: g.name))]
+    plan = AwsPlan(cluster=profile.cluster, form=profile.aws_network_firewall_rules, rule_groups=tuple(groups),
+                   security_groups=_security_groups(profile, sg_rules), broadening=_broadening(domains, required_names),
+                   choices=tuple(choices), role_sources=role_sources)
+    _check_limits(plan, profile)
+    return plan
+
+
+def _role_sources(profile: Profile, roles: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    out = {}
+    for role in sorted(roles):
+        sources = profile.role_sources(role)
+        if not sources:
+            raise AwsCompileError(f"role '{role}' has rules but no source CIDRs. Fix: set egress-matrix:{ROLE_SOURCE_KEYS[role]} in the stack")
+        out[role] = sources
+    return out
+
+
+def _broadening(domains: dict[tuple[str, str], dict[str, set[str]]], required: dict[tuple[str, str], dict[str, list[PortRange]]]) -> tuple[Broadening, ...]:
+    out = []
+    for (role, target_type), targets in sorted(domains.items()):
+        names = required[(role, target_type)]
+        for target in sorted(targets):
+            allows = []
+            if target.startswith("."):
+                apex = target[1:]
+                if apex not in names:
+                    allows.append(f"the apex {apex}")
+                host_ports = names[f"*{target}"]
+            else:
+                host_ports = names[target]
+            if not any(p.start == 1 and p.end == 65535 for p in host_ports):
+                allows.append(f"every port, not only {format_ports(sorted(set(host_ports), key=lambda p: p.start))}")
+            out.append(Broadening(target=target, target_type=target_type, allows="; ".join(allows)))
+    return tuple(out)
+
+
+def _bucket(key: str, buckets: int) -> int:
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % buckets
+
+
+def _security_groups(profile: Profile, sg_rules: dict[str, dict[str, tuple[str, str, PortRange, set[str]]]]) -> tuple[SecurityGroupPlan, ...]:
+    """Rules spread over the fewest power-of-two number of groups whose buckets stay within 60 rules per family, each
+    rule placed by a hash of its key: adding one CIDR adds one rule to one group, and the others stay as they are."""
+    out = []
+    for role, rules in sorted(sg_rules.items()):
+        families: dict[str, list[str]] = {}
+        for key, (cidr, _, _, _) in rules.items():
+            families.setdefault("6" if ":" in cidr else "4", []).append(key)
+        buckets = 1
+        while any(sum(1 for k in keys if _bucket(k, buckets) == b) > MAX_SG_RULES_PER_FAMILY for keys in families.values() for b in range(buckets)):
+            buckets *= 2
+        if buckets > profile.aws_security_groups_per_eni:
+            raise AwsCompileError(f"role '{role}' needs {len(rules)} security-group rules, which take {buckets} groups of at most "
+                                  f"{MAX_SG_RULES_PER_FAMILY} rules per address family, more than the {profile.aws_security_groups_per_eni} a "
+                                  "network interface may carry. Fix: raise egress-matrix:awsSecurityGroupsPerEni (AWS allows up to 16 with a "
+                                  "quota increase), or give wider CIDRs in the matrix/stack")
+        for index in range(buckets):
+            members = sorted(key for key in rules if _bucket(key, buckets) == index)
+            built = []
+            for key in members:
+                cidr, transport, rng, ids = rules[key]
+                built.append(SecurityGroupRule(key=key, cidr=cidr, protocol=transport, from_port=rng.start, to_port=rng.end,
+                                               description=_sg_description(f"egress-matrix {', '.join(sorted(ids))}")))
+            out.append(SecurityGroupPlan(name=f"egress-{profile.cluster}-{role}-{index}", role=role, rules=tuple(built)))
+    return tuple(out)
+
+
+def _check_limits(plan: AwsPlan, profile: Profile) -> None:
+    if len(plan.rule_groups) > MAX_STATEFUL_GROUPS_PER_POLICY:
+        raise AwsCompileError(f"{len(plan.rule_groups)} stateful rule groups exceed {MAX_STATEFUL_GROUPS_PER_POLICY} per firewall policy. "
+                              "Fix: enforce fewer roles in egress-matrix:awsRoles per stack")
+    for group in plan.rule_groups:
+        if group.capacity > MAX_GROUP_CAPACITY:
+            raise AwsCompileError(f"rule group {group.name} needs capacity {group.capacity} ({group.used} rules plus "
+                                  f"{profile.aws_capacity_headroom}% headroom), over the {MAX_GROUP_CAPACITY} a stateful rule group may have. "
+                                  "Fix: lower egress-matrix:awsCapacityHeadroom, or split the platforms across stacks")
+        size = len(group.rules_string.encode())
+        if size > MAX_RULES_STRING_BYTES:
+            raise AwsCompileError(f"rule group {group.name}: its rules string is {size:,} bytes, over {MAX_RULES_STRING_BYTES:,}. "
+                                  "Fix: split the platforms across stacks")
+        home_net = len(",".join(group.home_net)) + 2
+        for rule in group.rules:
+            if len(rule.text) + home_net > MAX_RULE_CHARS:
+                raise AwsCompileError(f"rule group {group.name}: rule sid {rule.sid} ({rule.key}) is over {MAX_RULE_CHARS} characters "
+                                      "with $HOME_NET expanded. Fix: give fewer destinations per matrix entry")

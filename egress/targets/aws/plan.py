@@ -1,0 +1,90 @@
+"""The AWS plan: Network Firewall stateful rule groups and VPC security-group egress rules (pure).
+
+Facts: reference/aws-egress.md (domain-list semantics, capacity, quotas, the Suricata forms AWS accepts).
+"""
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from ...errors import EgressError
+from ...models import Strict
+
+MAX_RULES_STRING_BYTES = 2_000_000  # RulesString, botocore model and quotas.html
+MAX_RULE_CHARS = 8_192  # one Suricata rule, variables expanded (quotas.html)
+MAX_GROUP_CAPACITY = 30_000  # stateful rule group capacity: the older, lower of the two published maxima
+MAX_STATEFUL_GROUPS_PER_POLICY = 20
+MAX_SG_RULES_PER_FAMILY = 60  # outbound rules per security group, counted per address family
+SG_DESCRIPTION_MAX = 255
+SID_BASE, SID_SPAN = 1_000_000, 98_000_000  # SIDs derived from stable keys, never positions
+
+
+class AwsCompileError(EgressError):
+    """The stack's requirements cannot be expressed on AWS as configured."""
+
+
+class SuricataRule(Strict):
+    """One pass rule: ``key`` is stable (what it allows), ``sid`` derived from it."""
+
+    key: str
+    sid: int
+    text: str
+    entry_ids: tuple[str, ...]
+
+
+class RuleGroup(Strict):
+    """One stateful rule group (one CreateRuleGroup request)."""
+
+    name: str  # the logical name; Pulumi auto-names the physical group so a capacity change is create-before-delete
+    role: str
+    form: Literal["domain-list", "suricata"]
+    target_type: Optional[Literal["TLS_SNI", "HTTP_HOST"]] = None  # domain lists
+    targets: tuple[str, ...] = ()  # domain lists: 'host' or '.domain'
+    rules: tuple[SuricataRule, ...] = ()  # suricata (also the 5-tuple rules of either form)
+    home_net: tuple[str, ...]
+    capacity: int  # allocated: what the rules use plus headroom
+    used: int  # what the rules use (AWS: one per Suricata rule; domain lists: targets + 1 per target type)
+    description: str
+    priority: int  # its place in a STRICT_ORDER policy
+
+    @property
+    def rules_string(self) -> str:
+        return "".join(rule.text + "\n" for rule in self.rules)
+
+
+class SecurityGroupRule(Strict):
+    key: str
+    cidr: str
+    protocol: Literal["tcp", "udp"]
+    from_port: int
+    to_port: int
+    description: str
+
+
+class SecurityGroupPlan(Strict):
+    name: str
+    role: str
+    rules: tuple[SecurityGroupRule, ...]
+
+
+class Broadening(Strict):
+    """What a domain-list target allows beyond the requirement behind it."""
+
+    target: str
+    target_type: Literal["TLS_SNI", "HTTP_HOST"]
+    allows: str
+
+
+class Choice(Strict):
+    requirement: str
+    used: str
+    reason: str
+
+
+class AwsPlan(Strict):
+    cluster: str
+    form: Literal["domain-list", "suricata"]
+    rule_groups: tuple[RuleGroup, ...]
+    security_groups: tuple[SecurityGroupPlan, ...]
+    broadening: tuple[Broadening, ...] = ()
+    choices: tuple[Choice, ...] = ()
+    role_sources: dict[str, tuple[str, ...]]

@@ -1,0 +1,170 @@
+"""AWS plan (first slice of issue 8): exact Suricata forms, domain lists and their broadening, stable SIDs, security
+groups within AWS's limits, request bodies against botocore's model, and every rules file loaded by Suricata 7."""
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import botocore.session
+import botocore.validate
+import pytest
+
+from egress.addresses import PortRange
+from egress.models import Requirement
+from egress.project import open_project
+from egress.resolve import resolve
+from egress.targets.aws.compile import compile_aws
+from egress.targets.aws.plan import AwsCompileError
+from egress.targets.aws.render import render, rule_group_body, security_group_document
+
+from suricata_engine import check_rules, needs_suricata
+
+ROOT = Path(__file__).resolve().parents[1]
+FORMS = ["domain-list", "suricata"]
+
+
+def stack(name: str, **overrides):
+    catalog, profile, _ = open_project(ROOT).requirements(name)
+    profile = profile.model_copy(update=overrides)
+    return catalog, profile, resolve(catalog, profile)
+
+
+def dev(form: str, **overrides):
+    return stack("dev", aws_network_firewall_rules=form, aws_roles=("nodes", "seed"), aws_platforms=("kkp", "openshift"), **overrides)
+
+
+def req(destination: str, kind: str, protocol: str, ports=(443,), role="nodes", entry="kkp-crictl") -> Requirement:
+    return Requirement(role=role, destination=destination, kind=kind, protocol=protocol, ports=tuple(PortRange(p, p) for p in ports),
+                       level="required", purposes=("x",), entry_ids=(entry,), citations=(), platforms=("kkp",))
+
+
+def test_suricata_form_is_exact():
+    catalog, profile, _ = dev("suricata")
+    plan = compile_aws(catalog, profile, [req("mcr.microsoft.com", "fqdn", "https"), req("*.data.mcr.microsoft.com", "wildcard", "https", (443, 6443)),
+                                          req("archive.ubuntu.com", "fqdn", "http", (80,)), req("203.0.113.0/24", "cidr", "udp", (123,))])
+    (group,) = plan.rule_groups
+    assert (group.name, group.form, group.home_net, group.used, group.capacity) == ("egress-dev-nodes-rules", "suricata", ("10.0.0.0/16",), 4, 5)
+    texts = {rule.key: rule.text.split(" sid:")[0] for rule in group.rules}
+    assert texts == {
+        "kkp-core-https|mcr.microsoft.com|443": 'pass tls $HOME_NET any -> any 443 (tls.sni; content:"mcr.microsoft.com"; startswith; nocase; '
+                                                'endswith; msg:"kkp-core-https mcr.microsoft.com"; flow:to_server; metadata:egress_entry kkp-crictl;',
+        "kkp-core-https|*.data.mcr.microsoft.com|443,6443": 'pass tls $HOME_NET any -> any [443,6443] (tls.sni; content:".data.mcr.microsoft.com"; '
+                                                            'nocase; endswith; msg:"kkp-core-https *.data.mcr.microsoft.com"; flow:to_server; '
+                                                            'metadata:egress_entry kkp-crictl;',
+        "kkp-core-http|archive.ubuntu.com|80": 'pass http $HOME_NET any -> any 80 (http.host; content:"archive.ubuntu.com"; startswith; endswith; '
+                                               'msg:"kkp-core-http archive.ubuntu.com"; flow:to_server; metadata:egress_entry kkp-crictl;',
+        "kkp-core-udp-123|203.0.113.0/24": 'pass udp $HOME_NET any -> 203.0.113.0/24 123 (msg:"kkp-core-udp-123"; flow:to_server; '
+                                           'metadata:egress_entry kkp-crictl;',
+    }
+    assert "dotprefix" not in group.rules_string  # '*.x' is subdomains only; dotprefix would also open the apex
+    assert plan.broadening == ()
+    sg = {(r.cidr, r.protocol, r.from_port) for g in plan.security_groups for r in g.rules}
+    assert sg == {("0.0.0.0/0", "tcp", 443), ("0.0.0.0/0", "tcp", 6443), ("0.0.0.0/0", "tcp", 80), ("203.0.113.0/24", "udp", 123)}
+
+
+def test_domain_list_form_separates_tls_and_http_and_lists_the_broadening():
+    catalog, profile, _ = dev("domain-list")
+    plan = compile_aws(catalog, profile, [req("mcr.microsoft.com", "fqdn", "https"), req("*.data.mcr.microsoft.com", "wildcard", "https"),
+                                          req("archive.ubuntu.com", "fqdn", "http", (80,)), req("203.0.113.0/24", "cidr", "udp", (123,))])
+    groups = {g.name: g for g in plan.rule_groups}
+    assert sorted(groups) == ["egress-dev-nodes-addresses", "egress-dev-nodes-http-host", "egress-dev-nodes-tls-sni"]
+    assert groups["egress-dev-nodes-tls-sni"].targets == (".data.mcr.microsoft.com", "mcr.microsoft.com")  # TLS-only hosts never in HTTP
+    assert groups["egress-dev-nodes-http-host"].targets == ("archive.ubuntu.com",)
+    assert (groups["egress-dev-nodes-tls-sni"].used, groups["egress-dev-nodes-tls-sni"].capacity) == (3, 4)  # targets + 1, 20% headroom
+    assert [(b.target, b.allows) for b in plan.broadening] == [
+        ("archive.ubuntu.com", "every port, not only 80"),
+        (".data.mcr.microsoft.com", "the apex data.mcr.microsoft.com; every port, not only 443"),
+        ("mcr.microsoft.com", "every port, not only 443")]
+    files = render(plan)
+    assert files["aws/domain-list-broadening.txt"].splitlines()[1] == "TLS_SNI .data.mcr.microsoft.com: the apex data.mcr.microsoft.com; every port, not only 443"
+
+
+def test_sids_are_unique_and_stay_put_when_another_endpoint_arrives():
+    catalog, profile, reqs = dev("suricata")
+    before = {r.key: r.sid for g in compile_aws(catalog, profile, reqs).rule_groups for r in g.rules}
+    after = {r.key: r.sid for g in compile_aws(catalog, profile, [*reqs, req("extra.example.com", "fqdn", "https")]).rule_groups for r in g.rules}
+    assert len(set(before.values())) == len(before) > 50
+    assert set(after) - set(before) == {"kkp-core-https|extra.example.com|443"}
+    assert {k: after[k] for k in before} == before
+
+
+@needs_suricata
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("name", ["dev", "kkp"])
+def test_every_rules_file_loads_in_suricata(tmp_path, name, form):
+    overrides = {"aws_platforms": ("kkp", "openshift")} if name == "dev" else {}
+    catalog, profile, reqs = stack(name, aws_network_firewall_rules=form, **overrides)
+    rules = render(compile_aws(catalog, profile, reqs))["aws/rules.suricata"]
+    result = check_rules(rules, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@needs_suricata
+def test_suricata_rejects_what_aws_would(tmp_path):
+    """The check can fail: an upper-case http.host content and a duplicate sid are refused by the engine."""
+    assert check_rules('pass http any any -> any 80 (http.host; content:"Example.com"; sid:1; rev:1;)\n', tmp_path).returncode != 0
+    duplicate = 'pass tls any any -> any 443 (tls.sni; content:"a.example"; sid:7; rev:1;)\n' * 2
+    assert check_rules(duplicate, tmp_path).returncode != 0
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_request_bodies_match_botocores_model(form):
+    model = botocore.session.get_session().get_service_model("network-firewall")
+    shape = model.operation_model("CreateRuleGroup").input_shape
+    catalog, profile, reqs = dev(form)
+    plan = compile_aws(catalog, profile, reqs)
+    assert plan.rule_groups
+    for group in plan.rule_groups:
+        body = rule_group_body(group)
+        report = botocore.validate.ParamValidator().validate(body, shape)
+        assert not report.has_errors(), report.generate_report()
+        source = body["RuleGroup"]["RulesSource"]
+        if "RulesSourceList" in source:  # the validator does not check enums
+            assert set(source["RulesSourceList"]["TargetTypes"]) <= set(model.shape_for("TargetType").enum)
+            assert source["RulesSourceList"]["GeneratedRulesType"] in model.shape_for("GeneratedRulesType").enum
+        assert body["RuleGroup"]["StatefulRuleOptions"]["RuleOrder"] in model.shape_for("RuleOrder").enum
+    ec2 = botocore.session.get_session().get_service_model("ec2").operation_model("AuthorizeSecurityGroupEgress").input_shape
+    for group in security_group_document(plan.security_groups)["SecurityGroups"]:
+        report = botocore.validate.ParamValidator().validate({"GroupId": "sg-0123456789abcdef0", "IpPermissions": group["IpPermissionsEgress"]}, ec2)
+        assert not report.has_errors(), report.generate_report()
+
+
+def test_many_address_rules_spread_over_groups_within_limits():
+    catalog, profile, _ = dev("suricata")
+    cidrs = [str(net) for net in list(ipaddress.ip_network("198.18.0.0/16").subnets(new_prefix=24))[:150]]
+    reqs = [req(cidr, "cidr", "tcp", (22,)) for cidr in cidrs]
+    plan = compile_aws(catalog, profile, reqs)
+    sizes = [len(g.rules) for g in plan.security_groups]
+    assert len(sizes) >= 3 and max(sizes) <= 60 and sum(sizes) == 150
+    more = compile_aws(catalog, profile, [*reqs, req("198.19.7.0/24", "cidr", "tcp", (22,))])
+    changed = [(a.name, len(a.rules), len(b.rules)) for a, b in zip(plan.security_groups, more.security_groups) if a != b]
+    assert len(changed) == 1 and changed[0][2] == changed[0][1] + 1  # one new CIDR: one new rule in one group
+    with pytest.raises(AwsCompileError, match=r"role 'nodes' needs 150 security-group rules, which take 4 groups .* more than the 2 a network "
+                                              r"interface may carry. Fix: raise egress-matrix:awsSecurityGroupsPerEni"):
+        compile_aws(catalog, profile.model_copy(update={"aws_security_groups_per_eni": 2}), reqs)
+
+
+def test_sg_rule_descriptions_carry_the_entry_ids_in_awss_alphabet():
+    catalog, profile, reqs = dev("suricata")
+    plan = compile_aws(catalog, profile, reqs)
+    descriptions = [r.description for g in plan.security_groups for r in g.rules]
+    assert descriptions and all(d.startswith("egress-matrix ") and len(d) <= 255 for d in descriptions)
+
+
+@pytest.mark.parametrize("requirement, message", [
+    (req("ntp.example.com", "fqdn", "udp", (123,)), r"nodes -> ntp.example.com udp/123 .* nothing on AWS matches a non-HTTP/TLS flow by name.*Fix: give "
+                                                    r"the destination's addresses"),
+    (req("AzureCloud.westeurope", "service-tag", "udp", (1194,)), "an Azure service tag means nothing on AWS"),
+    (req("md-*.blob.storage.azure.net", "wildcard", "https"), r"not '\*' inside a label"),
+])
+def test_what_aws_cannot_express_is_a_clear_error(requirement, message):
+    catalog, profile, _ = dev("suricata")
+    with pytest.raises(AwsCompileError, match=message):
+        compile_aws(catalog, profile, [requirement], "stacks/Pulumi.dev.yaml: stack 'dev'")
+
+
+def test_capacity_over_the_group_maximum_is_an_error():
+    catalog, profile, _ = dev("domain-list", aws_capacity_headroom=1000)
+    reqs = [req(f"host-{i}.example.com", "fqdn", "https") for i in range(3000)]
+    with pytest.raises(AwsCompileError, match=r"egress-dev-nodes-tls-sni needs capacity 33011 \(3001 rules plus 1000% headroom\), over the 30000"):
+        compile_aws(catalog, profile, reqs)
