@@ -68,6 +68,7 @@ def test_domain_list_form_separates_tls_and_http_and_lists_the_broadening():
                                           req("archive.ubuntu.com", "fqdn", "http", (80,)), req("203.0.113.0/24", "cidr", "udp", (123,))])
     groups = {g.name: g for g in plan.rule_groups}
     assert sorted(groups) == ["egress-dev-nodes-addresses", "egress-dev-nodes-http-host", "egress-dev-nodes-tls-sni"]
+    assert groups["egress-dev-nodes-addresses"].priority == 100  # before the domain lists' catch-all drops
     assert groups["egress-dev-nodes-tls-sni"].targets == (".data.mcr.microsoft.com", "mcr.microsoft.com")  # TLS-only hosts never in HTTP
     assert groups["egress-dev-nodes-http-host"].targets == ("archive.ubuntu.com",)
     assert (groups["egress-dev-nodes-tls-sni"].used, groups["egress-dev-nodes-tls-sni"].capacity) == (3, 4)  # targets + 1, 20% headroom

@@ -195,7 +195,10 @@ def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]
         groups.append(RuleGroup(name=name, role=role, form="suricata", rules=built, home_net=role_sources[role], used=len(built),
                                 capacity=_capacity(len(built), profile.aws_capacity_headroom),
                                 description=f"egress-matrix {profile.cluster}: {len(built)} pass rules for {role}", priority=0))
-    groups = [g.model_copy(update={"priority": 100 * (i + 1)}) for i, g in enumerate(sorted(groups, key=lambda g: g.name))]
+    # Strict order: Suricata/5-tuple groups first. A domain list ends with a drop of all TLS (or HTTP) from its role, which
+    # would otherwise stop TLS to an address (an API server IP) before that address's own pass rule is reached.
+    ordered = sorted(groups, key=lambda g: (g.form == "domain-list", g.name))
+    groups = [g.model_copy(update={"priority": 100 * (i + 1)}) for i, g in enumerate(ordered)]
     plan = AwsPlan(cluster=profile.cluster, form=profile.aws_network_firewall_rules, rule_groups=tuple(groups),
                    security_groups=_security_groups(profile, sg_rules), broadening=_broadening(domains, required_names),
                    choices=tuple(choices), role_sources=role_sources)
