@@ -22,16 +22,13 @@ from ...addresses import PortRange, format_ports
 from ...models import Catalog, Requirement, ResolvedAlternative
 from ...profile import ROLE_SOURCE_KEYS, Profile
 from ..naming import feature_parts, rule_stem
+from ..options import Choice, choose
 from .plan import (
     MAX_GROUP_CAPACITY, MAX_RULE_CHARS, MAX_RULES_STRING_BYTES, MAX_SG_RULES_PER_FAMILY, MAX_STATEFUL_GROUPS_PER_POLICY, SG_DESCRIPTION_MAX,
-    SID_BASE, SID_SPAN, AwsCompileError, AwsPlan, Broadening, Choice, RuleGroup, SecurityGroupPlan, SecurityGroupRule, SuricataRule,
+    SID_BASE, SID_SPAN, AwsCompileError, AwsPlan, Broadening, RuleGroup, SecurityGroupPlan, SecurityGroupRule, SuricataRule,
 )
 
 _SG_DESCRIPTION_CHARS = re.compile(r"[^a-zA-Z0-9 ._\-:/()#,@\[\]+=;{}!$*]")
-
-
-def _label(req: Requirement) -> str:
-    return f"{req.role} -> {req.destination} {req.protocol}/{format_ports(req.ports)} (entries: {', '.join(req.entry_ids)})"
 
 
 def _form(option: ResolvedAlternative) -> tuple[Optional[str], str]:
@@ -50,20 +47,6 @@ def _form(option: ResolvedAlternative) -> tuple[Optional[str], str]:
     return None, ("nothing on AWS matches a non-HTTP/TLS flow by name (security groups take addresses, Network Firewall sees no "
                   "name in it). Fix: give the destination's addresses in the stack or the matrix entry (an IP/CIDR alternative), "
                   "or allow a managed prefix list that holds them")
-
-
-def _choose(req: Requirement, choices: list[Choice]) -> tuple[ResolvedAlternative, str]:
-    options = req.options()
-    forms = [(o, *_form(o)) for o in options]
-    usable = [(o, form) for o, form, _ in forms if form]
-    if not usable:
-        reasons = "; ".join(f"{', '.join(o.destinations)} {o.protocol}/{format_ports(o.ports)}: {why}" for o, _, why in forms)
-        raise AwsCompileError(f"requirement {_label(req)} cannot be expressed on AWS: {reasons}")
-    option, form = usable[0]
-    if option != options[0]:
-        choices.append(Choice(requirement=_label(req), used=", ".join(option.destinations),
-                              reason=f"AWS cannot express {', '.join(options[0].destinations)} ({options[0].kind})"))
-    return option, form
 
 
 def _suricata_ports(ports: Iterable[PortRange]) -> str:
@@ -147,7 +130,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]
         parts = {k: v for k, v in feature_parts(req, entries).items() if k[0] in platforms}
         if req.role not in profile.aws_roles or not parts:
             continue
-        option, form = _choose(req, choices)
+        option, form = choose(req, _form, "AWS", AwsCompileError, choices)
         entry_ids = sorted(i for ids in parts.values() for i in ids)
         if form == "name":
             sg_add(req.role, "0.0.0.0/0", "tcp", option.ports, entry_ids)

@@ -8,6 +8,7 @@ from typing import Literal, Optional
 
 from ...errors import EgressError
 from ...models import Strict
+from ..options import Choice
 
 MAX_RULES_STRING_BYTES = 2_000_000  # RulesString, botocore model and quotas.html
 MAX_RULE_CHARS = 8_192  # one Suricata rule, variables expanded (quotas.html)
@@ -72,12 +73,6 @@ class Broadening(Strict):
     target: str
     target_type: Literal["TLS_SNI", "HTTP_HOST"]
     allows: str
-
-
-class Choice(Strict):
-    requirement: str
-    used: str
-    reason: str
 
 
 class AwsPlan(Strict):

@@ -24,16 +24,13 @@ from ...models import Catalog, Requirement, ResolvedAlternative
 from ...profile import ROLE_SOURCE_KEYS, Profile
 from .plan import (
     APPLICATION_COLLECTION_PRIORITY, FQDN_TAG, MAX_APP_RULE_PORT, MAX_DESCRIPTION, MAX_NAME, MAX_RCG_BYTES, MAX_RCGS_PER_POLICY, NAME_PATTERN,
-    NETWORK_COLLECTION_PRIORITY, PLATFORM_BANDS, ApplicationRule, AzureCompileError, AzurePlan, Choice, NetworkRule, RuleCollection,
+    NETWORK_COLLECTION_PRIORITY, PLATFORM_BANDS, ApplicationRule, AzureCompileError, AzurePlan, NetworkRule, RuleCollection,
     RuleCollectionGroup, group_name, ip_group_name,
 )
 from ..naming import feature_parts, rule_stem
+from ..options import Choice, choose
 from .policy import policy_plan
 from .render import rcg_body
-
-
-def _requirement_label(req: Requirement) -> str:
-    return f"{req.role} -> {req.destination} {req.protocol}/{format_ports(req.ports)} (entries: {', '.join(req.entry_ids)})"
 
 
 def _app_wildcard_ok(destination: str) -> bool:
@@ -120,20 +117,6 @@ def compile_azure(catalog: Catalog, profile: Profile, requirements: Iterable[Req
 _Key = tuple[str, Optional[str], str, str, tuple]
 
 
-def _choose(req: Requirement, dns_proxy: bool, choices: list[Choice]) -> tuple[ResolvedAlternative, str]:
-    options = req.options()
-    forms = [(o, *_azure_form(o, dns_proxy)) for o in options]
-    expressible = [(o, form) for o, form, _ in forms if form]
-    if not expressible:
-        reasons = "; ".join(f"{', '.join(o.destinations)} {o.protocol}/{format_ports(o.ports)}: {why}" for o, _, why in forms)
-        raise AzureCompileError(f"requirement {_requirement_label(req)} cannot be expressed on Azure Firewall: {reasons}")
-    option, form = expressible[0]
-    if option != options[0]:
-        choices.append(Choice(requirement=_requirement_label(req), used=", ".join(option.destinations),
-                              reason=f"Azure cannot express {', '.join(options[0].destinations)} ({options[0].kind}) as configured"))
-    return option, form
-
-
 def _bucket_key(platform: str, feature: Optional[str], req: Requirement, option: ResolvedAlternative, form: str) -> _Key:
     if form == "application":
         return (platform, feature, req.role, "application", tuple(sorted((option.protocol.capitalize(), p.start) for p in option.ports)))
@@ -172,7 +155,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
                 key: _Key = (platform, feature, req.role, "tag", ())
                 destinations: tuple[str, ...] = ()
             else:
-                chosen = chosen or _choose(req, profile.azure_dns_proxy, choices)
+                chosen = chosen or choose(req, lambda o: _azure_form(o, profile.azure_dns_proxy), "Azure Firewall", AzureCompileError, choices)
                 key, destinations = _bucket_key(platform, feature, req, *chosen), chosen[0].destinations
             bucket = buckets.setdefault(key, (set(), set()))
             bucket[0].update(destinations)

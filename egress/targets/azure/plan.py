@@ -7,6 +7,7 @@ from pydantic import Field
 
 from ...errors import EgressError
 from ...models import Strict
+from ..options import Choice
 
 PLATFORM_BANDS = {"aks": 0, "kkp": 1, "openshift": 2, "ibm-vpc": 3}
 NETWORK_COLLECTION_PRIORITY = 100
@@ -63,14 +64,6 @@ class RuleCollectionGroup(Strict):
     @property
     def rule_count(self) -> int:
         return sum(len(c.rules) for c in self.collections)
-
-
-class Choice(Strict):
-    """Which destination Azure uses for a requirement, when it is not the resolver's first choice."""
-
-    requirement: str
-    used: str
-    reason: str
 
 
 class PolicyPlan(Strict):
