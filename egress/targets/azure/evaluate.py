@@ -32,10 +32,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from ...addresses import PortRange, format_ports
 from ...models import Requirement
 from ..verdict import Verdict
-from .matching import (
-    ANY_PORT, NAMED, AddressSet, Destinations, Interval, Target, address_target, fqdn_target, is_lookalike, parse_interval,
-    parse_ports, ports_cover, ports_overlap, requirement_target, within,
-)
+from ..sets import AddressSet, Interval, parse_interval, ports_cover, ports_overlap
+from .matching import ANY_PORT, NAMED, Destinations, Target, address_target, fqdn_target, is_lookalike, parse_ports, requirement_target, within
 
 _APP_PROTOCOLS = ("http", "https", "mssql")
 INFRASTRUCTURE = ("Azure's infrastructure rule collection allows platform FQDNs (compute Platform Image Repository storage, "
