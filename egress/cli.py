@@ -90,31 +90,38 @@ def matrix_command(
             console.print(f"Export for {export['allowlist']} ({export['direction']}): {values}", highlight=False)
 
 
-Target = Enum("Target", {name: name for name in TARGETS}, type=str)  # type: ignore[misc]
+Target = Enum("Target", {**{name: name for name in TARGETS}, "all": "all"}, type=str)  # type: ignore[misc]
 
 
 @app.command("render")
 def render_command(
     stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
-    target: Annotated[Target, typer.Option("--target", "-t", help="Enforcement target to render.")] = Target("azure"),  # type: ignore[valid-type]
+    target: Annotated[Target, typer.Option("--target", "-t", help="Enforcement target to render; all: every target the stack lists.")] = Target("all"),  # type: ignore[valid-type]
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory; files go to OUT/<target>/.", file_okay=False)] = Path("out"),
     project: ProjectOption = None,
 ) -> None:
-    """Write what a target would deploy, offline (for azure: each rule collection group's REST body and each IP Group)."""
+    """Write what each target would deploy, offline: azure, each rule collection group's REST body and each IP Group; aws,
+    each rule group's CreateRuleGroup body, the firewall policy, the rules the engine runs and the security groups."""
     proj = _project(project)
     catalog, profile, reqs = proj.requirements(stack)
-    spec = TARGETS[target.value]
-    plan = spec.compile(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'")
-    files = spec.render(plan)
-    directory = out / spec.name
-    if directory.exists():
-        for stale in sorted(directory.rglob("*"), reverse=True):  # a re-render leaves nothing from the last one
-            stale.unlink() if stale.is_file() else stale.rmdir()
-    for relative, text in sorted(files.items()):
-        path = out / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    Console(stderr=True).print(f"wrote {spec.summary(plan)} to {directory}")
+    names = list(profile.targets) if target.value == "all" else [target.value]
+    if not names:
+        raise EgressError(f"{proj.stack_file(stack)}: stack '{stack}' lists no targets (egress-matrix:targets). "
+                          f"Fix: add them to the stack, or pass --target {'|'.join(TARGETS)}")
+    plans = {name: TARGETS[name].compile(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'") for name in names}
+    for name, plan in plans.items():  # everything compiles before anything is written
+        spec = TARGETS[name]
+        files = spec.render(plan)
+        directory = out / spec.name
+        if directory.exists():
+            for stale in sorted(directory.rglob("*"), reverse=True):  # a re-render leaves nothing from the last one
+                stale.unlink() if stale.is_file() else stale.rmdir()
+        for relative, text in sorted(files.items()):
+            path = out / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        head, *details = spec.summary(plan).split("\n")
+        Console(stderr=True).print("\n".join([f"wrote {head} to {directory}", *details]), highlight=False)
 
 
 @catalog_app.command("export")

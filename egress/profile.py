@@ -32,6 +32,7 @@ ROLE_SOURCE_KEYS = {
 _DCE = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?\.[a-z0-9]+-[0-9]+$")
 _KEY_VAULT_NAME = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
 _POLICY_ID = r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/firewallPolicies/[^/]+$"
+_AWS_POLICY_ARN = r"^arn:aws(-cn|-us-gov)?:network-firewall:[a-z]{2}(-[a-z]+)+-\d:\d{12}:firewall-policy/[A-Za-z0-9-]{1,128}$"
 _IP_GROUP_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/ipGroups/[^/]+$")
 
 
@@ -89,7 +90,7 @@ class Profile(BaseModel):
                                                             "'.ingest.' / '.metrics.ingest.' (e.g. mydce-a1b2.westeurope-1): only those ingestion hosts are allowed.")
     azure_key_vault_names: tuple[str, ...] = Field((), alias="azureKeyVaultNames",
                                                    description="Key Vaults the Secrets Store CSI driver reads: only <name>.vault.<cloud suffix> is allowed, not every vault.")
-    targets: tuple[Literal["azure"], ...] = Field((), alias="targets", description="Enforcement targets the program deploys (azure; aws and kubernetes arrive with their issues: the AWS compiler is in, its component is not yet).")
+    targets: tuple[Literal["azure", "aws"], ...] = Field((), alias="targets", description="Enforcement targets the program deploys: azure, aws (kubernetes arrives with its issue).")
     aws_roles: tuple[Role, ...] = Field(("nodes",), alias="awsRoles", description="Roles whose egress the AWS Network Firewall and security groups enforce.")
     aws_platforms: tuple[str, ...] = Field((), alias="awsPlatforms",
                                            description="Platforms whose requirements the AWS target enforces (default: all the stack's platforms).")
@@ -101,6 +102,14 @@ class Profile(BaseModel):
                                        description="Percent added to each rule group's capacity (fixed at creation; a change replaces the group).")
     aws_security_groups_per_eni: int = Field(5, alias="awsSecurityGroupsPerEni", ge=1, le=16,
                                              description="Security groups a network interface may carry (AWS default 5, adjustable to 16).")
+    aws_vpc_id: Optional[str] = Field(None, alias="awsVpcId", pattern=r"^vpc-[0-9a-f]{8}([0-9a-f]{9})?$",
+                                      description="VPC of the nodes: the egress security groups are created in it.")
+    aws_firewall_policy: bool = Field(False, alias="awsFirewallPolicy",
+                                      description="Create a STRICT_ORDER firewall policy referencing the rule groups (aws:drop_established + "
+                                                  "aws:alert_established, stream exception REJECT, HOME_NET from the roles' sources).")
+    aws_firewall_policy_arn: Optional[str] = Field(None, alias="awsFirewallPolicyArn", pattern=_AWS_POLICY_ARN,
+                                                   description="An existing STRICT_ORDER firewall policy that references the rule groups: it is read and "
+                                                               "checked, and the references it lacks are exported (awsRuleGroupReferences).")
     azure_roles: tuple[Role, ...] = Field(("nodes",), alias="azureRoles", description="Roles whose egress the Azure Firewall enforces.")
     azure_policy_id: Optional[str] = Field(None, alias="azurePolicyId", pattern=_POLICY_ID,
                                            description="Attach to this existing Firewall Policy (resource id) instead of creating one.")

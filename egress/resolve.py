@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .addresses import NARROWNESS, AddressError, classify, normalize_ports, parse_destination, parse_port, parse_url
+from .aws_regions import known_regions
 from .errors import ProfileError, ResolveError
 from .models import LEVELS, ROLES, Catalog, Conditions, Entry, Requirement, ResolvedAlternative
 from .gcpause import paused_gc
@@ -44,10 +45,28 @@ def check_profile(catalog: Catalog, profile: Profile, file: str | Path = "stack"
         if profile.location not in known:
             fail("location", profile.location, f"unknown location for cloud {profile.cloud}",
                  f"use one of: {', '.join(known)} (or add it to matrix/azure-locations.yaml with its citation)")
+    _check_aws(profile, fail)
     registry_regions = sorted({e.when.ibm_registry_region for e in catalog.entries if e.when.ibm_registry_region})
     for region in profile.ibm_registry_regions:
         if region not in registry_regions:
             fail("ibmRegistryRegions", region, "unknown IBM Cloud Container Registry region", f"use one of: {', '.join(registry_regions)}")
+
+
+def _check_aws(profile: Profile, fail) -> None:
+    if profile.aws_region is None and profile.aws_firewall_policy_arn is None:
+        return
+    regions = known_regions()
+    if profile.aws_region is not None and profile.aws_region not in regions:
+        fail("awsRegion", profile.aws_region, "not an AWS region where Network Firewall is offered (botocore's endpoint data)",
+             f"use one of: {', '.join(sorted(regions))}")
+    if profile.aws_firewall_policy_arn is not None:
+        partition, region = profile.aws_firewall_policy_arn.split(":")[1], profile.aws_firewall_policy_arn.split(":")[3]
+        if regions.get(region) != partition:
+            fail("awsFirewallPolicyArn", profile.aws_firewall_policy_arn, f"region '{region}' is not an AWS region of partition '{partition}'",
+                 "copy the policy's ARN from the Network Firewall console or 'aws network-firewall describe-firewall-policy'")
+        if profile.aws_firewall_policy:
+            fail("awsFirewallPolicy", True, "a policy is created and an existing one (awsFirewallPolicyArn) is named too",
+                 "set one of them: awsFirewallPolicy to create a policy, or awsFirewallPolicyArn to reference the groups from yours")
 
 
 def applies(entry: Entry, profile: Profile) -> bool:

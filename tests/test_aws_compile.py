@@ -3,39 +3,18 @@ groups within AWS's limits, request bodies against botocore's model, and every r
 from __future__ import annotations
 
 import ipaddress
-from pathlib import Path
 
 import botocore.session
 import botocore.validate
 import pytest
 
-from egress.addresses import PortRange
-from egress.models import Requirement
-from egress.project import open_project
-from egress.resolve import resolve
 from egress.targets.aws.compile import compile_aws
 from egress.targets.aws.plan import AwsCompileError
 from egress.targets.aws.render import render, rule_group_body, security_group_document
 
+from aws_stacks import FORMS, dev, req, stack
 from suricata_engine import check_rules, needs_suricata
 
-ROOT = Path(__file__).resolve().parents[1]
-FORMS = ["domain-list", "suricata"]
-
-
-def stack(name: str, **overrides):
-    catalog, profile, _ = open_project(ROOT).requirements(name)
-    profile = profile.model_copy(update=overrides)
-    return catalog, profile, resolve(catalog, profile)
-
-
-def dev(form: str, **overrides):
-    return stack("dev", aws_network_firewall_rules=form, aws_roles=("nodes", "seed"), aws_platforms=("kkp", "openshift"), **overrides)
-
-
-def req(destination: str, kind: str, protocol: str, ports=(443,), role="nodes", entry="kkp-crictl") -> Requirement:
-    return Requirement(role=role, destination=destination, kind=kind, protocol=protocol, ports=tuple(PortRange(p, p) for p in ports),
-                       level="required", purposes=("x",), entry_ids=(entry,), citations=(), platforms=("kkp",))
 
 
 def test_suricata_form_is_exact():
@@ -77,7 +56,7 @@ def test_domain_list_form_separates_tls_and_http_and_lists_the_broadening():
         (".data.mcr.microsoft.com", "the apex data.mcr.microsoft.com; every port, not only 443"),
         ("mcr.microsoft.com", "every port, not only 443")]
     files = render(plan)
-    assert files["aws/domain-list-broadening.txt"].splitlines()[1] == "TLS_SNI .data.mcr.microsoft.com: the apex data.mcr.microsoft.com; every port, not only 443"
+    assert files["aws/domain-list-broadening.txt"].splitlines()[1] == "nodes TLS_SNI .data.mcr.microsoft.com: the apex data.mcr.microsoft.com; every port, not only 443"
 
 
 def test_sids_are_unique_and_stay_put_when_another_endpoint_arrives():

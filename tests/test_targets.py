@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_registry_matches_the_stack_setting():
     declared = typing.get_args(typing.get_args(Profile.model_fields["targets"].annotation)[0])
     assert sorted(declared) == sorted(TARGETS)
-    with pytest.raises(EgressError, match="unknown target 'gcp'. Fix: use one of: azure"):
+    with pytest.raises(EgressError, match="unknown target 'gcp'. Fix: use one of: azure, aws$"):
         target("gcp")
 
 
@@ -58,3 +58,19 @@ def test_render_cli_writes_every_artefact_and_leaves_nothing_stale(run_cli, tmp_
     assert written == ["azure/egress-dev-aks.json", "azure/egress-dev-kkp.json", "azure/egress-dev-openshift.json",
                        "azure/ip-groups/egress-dev-nodes.json"]  # dev enforces the nodes role only (azureRoles)
     assert "3 rule collection group(s)" in " ".join(err.split()) and "1 IP Group(s)" in err
+
+
+def test_render_aws_writes_the_rule_groups_the_engine_file_and_the_security_groups(run_cli, tmp_path):
+    code, _, err = run_cli("render", "--stack", "kkp", "--target", "aws", "--out", str(tmp_path), "--project", str(ROOT))
+    assert code == 0, err
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert written == ["aws/domain-list-broadening.txt", "aws/rule-groups/egress-kkp-nodes-http-host.json",
+                       "aws/rule-groups/egress-kkp-nodes-tls-sni.json", "aws/rules.suricata", "aws/security-groups.json"]
+    message = " ".join(err.split())
+    assert "2 rule group(s) (domain-list)" in message and "The domain lists allow more than the matrix for 57 target(s)" in message
+
+
+def test_render_all_needs_targets_in_the_stack(run_cli, tmp_path):
+    code, _, err = run_cli("render", "--stack", "kkp", "--out", str(tmp_path), "--project", str(ROOT))
+    assert code == 1
+    assert "stack 'kkp' lists no targets (egress-matrix:targets). Fix: add them to the stack, or pass --target azure|aws" in " ".join(err.split())

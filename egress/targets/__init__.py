@@ -3,6 +3,7 @@
     compile(catalog, profile, requirements, source) -> plan       every decision made here (frozen)
     render(plan) -> {relative path: text}                        exactly what the engine/provider gets
     evaluate(artefacts, requirements, catalog) -> Verdict        judged with the target's own semantics
+    enforced(catalog, profile, requirements) -> requirements     the ones the target enforces for the stack
     check_deploy(profile)                                        what deploying (not just compiling) needs
 
 The CLI, the Pulumi program and the policy pack reach targets only through ``TARGETS``.
@@ -15,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..errors import EgressError
 from ..models import Catalog, Requirement
 from ..profile import Profile
-from . import azure
+from . import aws, azure
 from .verdict import Verdict
 
 
@@ -25,12 +26,14 @@ class Target:
     compile: Callable[[Catalog, Profile, Iterable[Requirement], str], Any]
     render: Callable[[Any], dict[str, str]]
     evaluate: Callable[[Mapping[str, str], Iterable[Requirement], Catalog], Verdict]
+    enforced: Callable[[Catalog, Profile, Iterable[Requirement]], list[Requirement]]
     check_deploy: Callable[[Profile], None]
     summary: Callable[[Any], str]
 
 
 TARGETS: dict[str, Target] = {
-    azure.NAME: Target(azure.NAME, azure.compile_azure, azure.render, azure.evaluate, azure.check_deploy_settings, azure.summary),
+    azure.NAME: Target(azure.NAME, azure.compile_azure, azure.render, azure.evaluate, azure.enforced, azure.check_deploy_settings, azure.summary),
+    aws.NAME: Target(aws.NAME, aws.compile_aws, aws.render, aws.evaluate, aws.enforced, aws.check_deploy_settings, aws.summary),
 }
 
 

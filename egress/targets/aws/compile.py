@@ -25,7 +25,7 @@ from ..naming import feature_parts, rule_stem
 from ..options import Choice, choose
 from .plan import (
     MAX_GROUP_CAPACITY, MAX_RULE_CHARS, MAX_RULES_STRING_BYTES, MAX_SG_RULES_PER_FAMILY, MAX_STATEFUL_GROUPS_PER_POLICY, SG_DESCRIPTION_MAX,
-    SID_BASE, SID_SPAN, AwsCompileError, AwsPlan, Broadening, RuleGroup, SecurityGroupPlan, SecurityGroupRule, SuricataRule,
+    SID_BASE, SID_SPAN, AwsCompileError, AwsPlan, Broadening, FirewallPolicyPlan, RuleGroup, SecurityGroupPlan, SecurityGroupRule, SuricataRule,
 )
 
 _SG_DESCRIPTION_CHARS = re.compile(r"[^a-zA-Z0-9 ._\-:/()#,@\[\]+=;{}!$*]")
@@ -111,6 +111,21 @@ def compile_aws(catalog: Catalog, profile: Profile, requirements: Iterable[Requi
         raise AwsCompileError(f"{source}: {exc}" if source else str(exc)) from None
 
 
+def check_deploy_settings(profile: Profile) -> None:
+    """What deploying (not just compiling) needs from the stack."""
+    if not profile.aws_vpc_id:
+        raise AwsCompileError("target 'aws' needs egress-matrix:awsVpcId (the nodes' VPC, where the egress security groups are "
+                              "created). Fix: set it in the stack")
+
+
+def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> list[Requirement]:
+    """The requirements the AWS plan enforces: of the roles in awsRoles, from entries of the platforms in awsPlatforms."""
+    entries = {entry.id: entry for entry in catalog.entries}
+    platforms = set(profile.aws_platforms or profile.platforms)
+    return [req for req in requirements
+            if req.role in profile.aws_roles and any(platform in platforms for platform, _ in feature_parts(req, entries))]
+
+
 def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]) -> AwsPlan:
     entries = {entry.id: entry for entry in catalog.entries}
     suricata = profile.aws_network_firewall_rules == "suricata"
@@ -182,11 +197,21 @@ def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]
     # would otherwise stop TLS to an address (an API server IP) before that address's own pass rule is reached.
     ordered = sorted(groups, key=lambda g: (g.form == "domain-list", g.name))
     groups = [g.model_copy(update={"priority": 100 * (i + 1)}) for i, g in enumerate(ordered)]
+    policy = None
+    if groups and (profile.aws_firewall_policy or profile.aws_firewall_policy_arn):
+        home_net = tuple(sorted({cidr for group in groups for cidr in group.home_net}, key=_network_order))
+        policy = FirewallPolicyPlan(name="" if profile.aws_firewall_policy_arn else f"egress-{profile.cluster}",
+                                    existing_arn=profile.aws_firewall_policy_arn, home_net=home_net)
     plan = AwsPlan(cluster=profile.cluster, form=profile.aws_network_firewall_rules, rule_groups=tuple(groups),
                    security_groups=_security_groups(profile, sg_rules), broadening=_broadening(domains, required_names),
-                   choices=tuple(choices), role_sources=role_sources)
+                   choices=tuple(choices), role_sources=role_sources, policy=policy)
     _check_limits(plan, profile)
     return plan
+
+
+def _network_order(cidr: str) -> tuple[int, int, int]:
+    network = ipaddress.ip_network(cidr, strict=False)
+    return network.version, int(network.network_address), network.prefixlen
 
 
 def _role_sources(profile: Profile, roles: Iterable[str]) -> dict[str, tuple[str, ...]]:
@@ -214,7 +239,7 @@ def _broadening(domains: dict[tuple[str, str], dict[str, set[str]]], required: d
                 host_ports = names[target]
             if not any(p.start == 1 and p.end == 65535 for p in host_ports):
                 allows.append(f"every port, not only {format_ports(sorted(set(host_ports), key=lambda p: p.start))}")
-            out.append(Broadening(target=target, target_type=target_type, allows="; ".join(allows)))
+            out.append(Broadening(role=role, target=target, target_type=target_type, allows="; ".join(allows)))
     return tuple(out)
 
 

@@ -70,9 +70,20 @@ class SecurityGroupPlan(Strict):
 class Broadening(Strict):
     """What a domain-list target allows beyond the requirement behind it."""
 
+    role: str
     target: str
     target_type: Literal["TLS_SNI", "HTTP_HOST"]
     allows: str
+
+
+class FirewallPolicyPlan(Strict):
+    """The STRICT_ORDER policy the groups run in: created (``name``) or an existing one (``existing_arn``)."""
+
+    name: str = ""
+    existing_arn: Optional[str] = None
+    home_net: tuple[str, ...]  # the policy variable: every enforced role's sources
+    stateful_default_actions: tuple[str, ...] = ("aws:drop_established", "aws:alert_established")
+    stream_exception_policy: Literal["REJECT"] = "REJECT"
 
 
 class AwsPlan(Strict):
@@ -83,3 +94,4 @@ class AwsPlan(Strict):
     broadening: tuple[Broadening, ...] = ()
     choices: tuple[Choice, ...] = ()
     role_sources: dict[str, tuple[str, ...]]
+    policy: Optional[FirewallPolicyPlan] = None

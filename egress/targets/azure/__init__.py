@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from ...models import Catalog, Requirement
+from ...profile import Profile
 from ..verdict import Verdict
 from .compile import check_deploy_settings, compile_azure, fqdn_tag_members
 from .evaluate import evaluate as evaluate_artefacts
@@ -23,8 +24,13 @@ def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement], 
     return evaluate_artefacts(artefacts, requirements, fqdn_tag_members(catalog, requirements))
 
 
+def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> list[Requirement]:
+    """The requirements the rule collection groups enforce: those of the roles in azureRoles."""
+    return [req for req in requirements if req.role in profile.azure_roles]
+
+
 def summary(plan: AzurePlan) -> str:
     return f"{len(plan.groups)} rule collection group(s), {sum(g.rule_count for g in plan.groups)} rules, {len(plan.ip_groups)} IP Group(s)"
 
 
-__all__ = ["NAME", "AzureCompileError", "AzurePlan", "check_deploy_settings", "compile_azure", "evaluate", "render", "summary"]
+__all__ = ["NAME", "AzureCompileError", "AzurePlan", "check_deploy_settings", "compile_azure", "enforced", "evaluate", "render", "summary"]
