@@ -5,9 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pulumi
-from pulumi.runtime import rpc
-from pulumi.runtime.mocks import MockMonitor
-
 import pytest
 
 from egress.project import open_project
@@ -16,6 +13,8 @@ from egress.targets.azure.compile import compile_azure, fqdn_tag_members
 from egress.targets.azure.plan import AzureCompileError
 from egress.targets.azure.policy import check_existing_policy
 from egress.targets.azure.render import plan_bodies
+
+from pulumi_harness import RecordingMonitor, by_name, engine_numbers
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,23 +47,6 @@ class Mocks(pulumi.runtime.Mocks):
         return {}
 
 
-class RecordingMonitor(MockMonitor):
-    """Keeps what the engine would receive: type, name, parent, dependencies and inputs of every registration."""
-
-    def __init__(self, mocks):
-        super().__init__(mocks)
-        self.registrations = []
-
-    def RegisterResource(self, request):
-        response = super().RegisterResource(request)
-        if request.type == "pulumi:pulumi:Stack":
-            return response
-        inputs = rpc.deserialize_properties(request.object)
-        self.registrations.append({"type": request.type, "name": request.name, "urn": response.urn, "provider": request.provider,
-                                   "parent": request.parent, "dependencies": list(request.dependencies), "inputs": inputs})
-        return response
-
-
 def deploy(stack: str, policies=None, **overrides):
     """What __main__.py does for the azure target: provider, existing-policy check, component."""
     from components.azure_firewall import AzureFirewallEgress
@@ -93,21 +75,6 @@ def deploy(stack: str, policies=None, **overrides):
     return plan, monitor.registrations, outputs, mocks
 
 
-def _ints(value):
-    """The engine carries numbers as floats; the REST body has ints."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _ints(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_ints(v) for v in value]
-    return value
-
-
-def _by_name(registrations):
-    return {r["name"]: r for r in registrations}
-
-
 def test_dev_stack_resources_names_and_chain():
     plan, registrations, outputs, _ = deploy("dev")
     assert sorted((r["type"], r["name"]) for r in registrations) == [
@@ -118,7 +85,7 @@ def test_dev_stack_resources_names_and_chain():
         ("azure-native:network:IpGroup", "egress-nodes"),
         ("egress:azure:FirewallEgress", "egress"),
     ]
-    by = _by_name(registrations)
+    by = by_name(registrations)
     component_urn = by["egress"]["urn"]
     assert all(r["parent"] == component_urn for r in registrations if r["name"] != "egress")
     policy, ipg = by["egress-policy"]["urn"], by["egress-nodes"]["urn"]
@@ -137,7 +104,7 @@ def test_dev_stack_resources_names_and_chain():
         assert inputs["ruleCollectionGroupName"] == group.name
         assert inputs["priority"] == group.priority
         assert inputs["resourceGroupName"] == "rg-egress-dev" and inputs["firewallPolicyName"] == "policy-autoname"
-        assert _ints(inputs["ruleCollections"]) == expected[group.name]["properties"]["ruleCollections"]
+        assert engine_numbers(inputs["ruleCollections"]) == expected[group.name]["properties"]["ruleCollections"]
     assert outputs == {"policy": "/ids/egress-policy", "groups": ["egress-dev-aks", "egress-dev-kkp", "egress-dev-openshift"],
                        "counts": {"egress-dev-aks": 6, "egress-dev-kkp": 2, "egress-dev-openshift": 1}}
 
@@ -191,7 +158,7 @@ def _hub_group(name: str, priority: int, action: str = "Allow", rules=()) -> dic
 
 def test_ip_group_writes_are_serialized():
     _, registrations, _, _ = deploy("dev", azure_roles=("nodes", "seed"))
-    by = _by_name(registrations)
+    by = by_name(registrations)
     assert by["egress-seed"]["inputs"]["ipGroupsName"] == "egress-dev-seed"
     assert by["egress-nodes"]["dependencies"] == [by["egress-policy"]["urn"]]
     assert by["egress-seed"]["dependencies"] == [by["egress-nodes"]["urn"]]  # one IP Group update at a time
@@ -257,7 +224,7 @@ def test_created_policy_settings_premium_dns_servers_and_firewall_logs():
     base = "/subscriptions/s/resourceGroups/rg-hub/providers/Microsoft.Network/firewallPolicies/fw-policy-base"
     _, registrations, _, _ = deploy("aks-public", azure_firewall_tier="Premium", azure_dns_proxy=True, azure_base_policy_id=base,
                                     azure_firewall_id=firewall, azure_log_analytics_workspace_id=workspace)
-    by = _by_name(registrations)
+    by = by_name(registrations)
     assert by["egress-policy"]["inputs"] == {
         "resourceGroupName": "rg-egress-aks-public", "location": "francecentral", "sku": {"tier": "Premium"}, "threatIntelMode": "Deny",
         "intrusionDetection": {"mode": "Deny"}, "basePolicy": {"id": base},
