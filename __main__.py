@@ -1,7 +1,7 @@
 """egress-matrix Pulumi program: stack config -> core -> components -> exports.
 
 The stack's required-endpoint matrix is resolved, exported, and compiled for each enforcement target the stack
-lists in `egress-matrix:targets` (today: azure; AWS and Kubernetes arrive with their issues).
+lists in `egress-matrix:targets` (azure, aws; Kubernetes arrives with its issue).
 """
 from pathlib import Path
 
@@ -62,3 +62,27 @@ if "azure" in plans:
         else:
             pulumi.log.warn("egress-matrix:azureDnsProxy is on: point the spoke VNets' DNS servers at the firewall's private IP "
                             "(set egress-matrix:azureFirewallPrivateIp to export it as azureVnetDnsServers)")
+
+if "aws" in plans:
+    from components.aws_network_firewall import AwsNetworkFirewallEgress
+    from components.aws_security_groups import AwsSecurityGroupEgress
+
+    aws_plan = plans["aws"]
+    if aws_plan.policy is not None and aws_plan.policy.existing_arn:
+        # The policy the groups are to run in is read and judged before anything is created.
+        from components.aws_policy_reader import read_existing_policy
+        from egress.targets.aws.policy import check_existing_policy
+
+        try:
+            for warning in check_existing_policy(aws_plan, read_existing_policy(aws_plan.policy.existing_arn)):
+                pulumi.log.warn(warning)
+        except EgressError as exc:
+            raise pulumi.RunError(f"{type(exc).__name__}: Pulumi config of stack '{stack}': {exc}") from None
+    firewall = AwsNetworkFirewallEgress("egress-aws-firewall", aws_plan)
+    security_groups = AwsSecurityGroupEgress("egress-aws-security-groups", aws_plan, vpc_id=profile.aws_vpc_id)
+    pulumi.export("awsRuleGroupArns", firewall.rule_group_arns)
+    # For a policy the stack does not create: what it must reference, in this order.
+    pulumi.export("awsRuleGroupReferences", firewall.rule_group_references)
+    pulumi.export("awsFirewallPolicyArn", firewall.policy_arn)
+    pulumi.export("awsSecurityGroupIds", security_groups.security_group_ids)
+    pulumi.export("awsDomainListBroadening", [f"{b.role} {b.target_type} {b.target}: {b.allows}" for b in aws_plan.broadening if b.allows])

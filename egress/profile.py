@@ -102,6 +102,8 @@ class Profile(BaseModel):
                                        description="Percent added to each rule group's capacity (fixed at creation; a change replaces the group).")
     aws_security_groups_per_eni: int = Field(5, alias="awsSecurityGroupsPerEni", ge=1, le=16,
                                              description="Security groups a network interface may carry (AWS default 5, adjustable to 16).")
+    aws_priority_base: int = Field(100, alias="awsPriorityBase", ge=1, le=60000,
+                                   description="Strict-order priority of the first rule group in the firewall policy; each further group adds 100.")
     aws_vpc_id: Optional[str] = Field(None, alias="awsVpcId", pattern=r"^vpc-[0-9a-f]{8}([0-9a-f]{9})?$",
                                       description="VPC of the nodes: the egress security groups are created in it.")
     aws_firewall_policy: bool = Field(False, alias="awsFirewallPolicy",

@@ -189,7 +189,8 @@ def test_rule_descriptions_are_in_awss_alphabet_and_stored_verbatim(ec2):
     bad = [d for d in descriptions if not AWS_DESCRIPTION.fullmatch(d)]
     assert not bad, bad  # moto would take them anyway; AWS would not
     longest = max(descriptions, key=len)
-    assert len(longest) == 255 and longest.endswith("...")  # the dev stack's nodes tcp/443 rule: cut to AWS's maximum
+    # The dev stack's nodes tcp/443 path to the firewall serves more entries than fit: cut at an id, the rest counted.
+    assert len(longest) <= 255 and re.search(r"[a-z0-9], [a-z0-9-]+ \+\d+ more$", longest), longest
 
     catalog, profile, reqs = dev("suricata")
     dev_groups = document(compile_aws(catalog, profile, reqs))

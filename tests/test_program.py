@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 class Mocks(pulumi.runtime.Mocks):
     def new_resource(self, args):
-        return f"{args.name}-id", args.inputs
+        return f"{args.name}-id", {**args.inputs, "arn": f"arn:mock:{args.name}"}
 
     def call(self, args):
         return {}
@@ -44,10 +44,19 @@ def loop():
 
 
 AZURE_GROUPS = {"dev": ["egress-dev-aks", "egress-dev-kkp", "egress-dev-openshift"], "aks-china": ["egress-aks-china-aks"], "aks-spoke": ["egress-payments-aks"],
-                "ibm-vpc": None}
+                "ibm-vpc": None, "kkp-aws": None}
+AWS_GROUPS = {"dev": ["egress-dev-nodes-http-host", "egress-dev-nodes-tls-sni", "egress-dev-seed-http-host", "egress-dev-seed-tls-sni"],
+              "kkp-aws": ["egress-kkp-eu-west-1-bastion-rules", "egress-kkp-eu-west-1-nodes-rules", "egress-kkp-eu-west-1-seed-rules"]}
 
 
-@pytest.mark.parametrize("stack", ["dev", "aks-china", "aks-spoke", "ibm-vpc"])
+def _resolved(loop, output):
+    values = []
+    output.apply(values.append)
+    loop.run_until_complete(asyncio.sleep(0.05))
+    return values[0]
+
+
+@pytest.mark.parametrize("stack", ["dev", "aks-china", "aks-spoke", "ibm-vpc", "kkp-aws"])
 def test_program_exports_the_resolved_matrix(stack, loop, monkeypatch):
     monkeypatch.chdir(ROOT)
     pulumi.runtime.set_mocks(Mocks(), project="egress-matrix", stack=stack, preview=False)
@@ -64,10 +73,14 @@ def test_program_exports_the_resolved_matrix(stack, loop, monkeypatch):
     if AZURE_GROUPS[stack] is None:
         assert "azureRuleCollectionGroups" not in outputs
     else:
-        groups = []
-        outputs["azureRuleCollectionGroups"].apply(groups.extend)
-        loop.run_until_complete(asyncio.sleep(0.05))
-        assert groups == AZURE_GROUPS[stack]
+        assert _resolved(loop, outputs["azureRuleCollectionGroups"]) == AZURE_GROUPS[stack]
+    if stack not in AWS_GROUPS:
+        assert "awsRuleGroupArns" not in outputs
+    else:
+        assert sorted(_resolved(loop, outputs["awsRuleGroupArns"])) == AWS_GROUPS[stack]
+        assert _resolved(loop, outputs["awsFirewallPolicyArn"]) == f"arn:mock:egress-{profile.cluster}"  # created
+        assert [ref["priority"] for ref in _resolved(loop, outputs["awsRuleGroupReferences"])] == [100 * (i + 1) for i in range(len(AWS_GROUPS[stack]))]
+        assert _resolved(loop, outputs["awsSecurityGroupIds"])
 
 
 class RecordingMocks(Mocks):
@@ -94,3 +107,59 @@ def test_bad_stack_config_fails_with_one_message_and_registers_nothing(loop, mon
     assert message.startswith("ProfileError: Pulumi config of stack 'dev': stack 'dev': field 'config.egress-matrix:location' = 'atlantis'")
     assert "unknown location for cloud azure-public" in message
     assert exported == [] and mocks.registered == []
+
+
+class ExistingPolicyMocks(RecordingMocks):
+    """getFirewallPolicy finds a policy with ``rule_order`` and one foreign group at priority 100."""
+
+    def __init__(self, rule_order):
+        super().__init__()
+        self.rule_order = rule_order
+
+    def call(self, args):
+        assert args.token == "aws:networkfirewall/getFirewallPolicy:getFirewallPolicy"
+        return {"arn": args.args["arn"], "firewallPolicies": [{
+            "statefulEngineOptions": [{"ruleOrder": self.rule_order}], "statefulDefaultActions": ["aws:drop_established"],
+            "statefulRuleGroupReferences": [{"resourceArn": "arn:aws:network-firewall:eu-west-1:123456789012:stateful-rulegroup/shared-threats",
+                                             "priority": 100}]}]}
+
+
+POLICY_ARN = "arn:aws:network-firewall:eu-west-1:123456789012:firewall-policy/hub"
+
+
+def _kkp_aws_with_existing_policy(monkeypatch, mocks, **extra):
+    monkeypatch.chdir(ROOT)
+    pulumi.runtime.set_mocks(mocks, project="egress-matrix", stack="kkp-aws", preview=False)
+    config = stack_config("kkp-aws")
+    config.pop("egress-matrix:awsFirewallPolicy")
+    config.update({"egress-matrix:awsFirewallPolicyArn": POLICY_ARN, **extra})
+    pulumi.runtime.set_all_config(config)
+    warnings = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warnings.append(message))
+    return warnings
+
+
+@pytest.mark.parametrize("rule_order,message", [
+    ("DEFAULT_ACTION_ORDER", f"AwsCompileError: Pulumi config of stack 'kkp-aws': firewall policy {POLICY_ARN} uses rule order DEFAULT_ACTION_ORDER"),
+    ("STRICT_ORDER", f"AwsCompileError: Pulumi config of stack 'kkp-aws': firewall policy {POLICY_ARN} already references "
+                     "arn:aws:network-firewall:eu-west-1:123456789012:stateful-rulegroup/shared-threats at priority 100"),
+])
+def test_an_existing_policy_is_read_and_refused_before_anything_is_registered(rule_order, message, loop, monkeypatch):
+    mocks = ExistingPolicyMocks(rule_order)
+    _kkp_aws_with_existing_policy(monkeypatch, mocks)
+    with pytest.raises(pulumi.RunError) as info:
+        runpy.run_path(str(ROOT / "__main__.py"))
+    assert str(info.value).startswith(message)
+    assert mocks.registered == []
+
+
+def test_an_existing_policy_with_free_priorities_gets_the_references_it_lacks(loop, monkeypatch):
+    mocks = ExistingPolicyMocks("STRICT_ORDER")
+    warnings = _kkp_aws_with_existing_policy(monkeypatch, mocks, **{"egress-matrix:awsPriorityBase": "1000"})
+    runpy.run_path(str(ROOT / "__main__.py"))
+    loop.run_until_complete(asyncio.sleep(0.1))  # let the registrations reach the mocks
+    assert warnings == [f"firewall policy {POLICY_ARN} does not reference egress-kkp-eu-west-1-bastion-rules at priority 1000, "
+                        "egress-kkp-eu-west-1-nodes-rules at priority 1100, egress-kkp-eu-west-1-seed-rules at priority 1200 yet: add the "
+                        "references exported as awsRuleGroupReferences to it"]
+    assert "aws:networkfirewall/firewallPolicy:FirewallPolicy" not in mocks.registered
+    assert mocks.registered.count("aws:networkfirewall/ruleGroup:RuleGroup") == 3

@@ -55,8 +55,12 @@ def test_render_cli_writes_every_artefact_and_leaves_nothing_stale(run_cli, tmp_
     code, _, err = run_cli("render", "--stack", "dev", "--out", str(out), "--project", str(ROOT))
     assert code == 0, err
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*.json"))
-    assert written == ["azure/egress-dev-aks.json", "azure/egress-dev-kkp.json", "azure/egress-dev-openshift.json",
-                       "azure/ip-groups/egress-dev-nodes.json"]  # dev enforces the nodes role only (azureRoles)
+    assert [p for p in written if p.startswith("azure/")] == [
+        "azure/egress-dev-aks.json", "azure/egress-dev-kkp.json", "azure/egress-dev-openshift.json",
+        "azure/ip-groups/egress-dev-nodes.json"]  # dev enforces the nodes role only (azureRoles)
+    assert [p for p in written if p.startswith("aws/")] == [  # every target the stack lists
+        "aws/firewall-policy.json", "aws/rule-groups/egress-dev-nodes-http-host.json", "aws/rule-groups/egress-dev-nodes-tls-sni.json",
+        "aws/rule-groups/egress-dev-seed-http-host.json", "aws/rule-groups/egress-dev-seed-tls-sni.json", "aws/security-groups.json"]
     assert "3 rule collection group(s)" in " ".join(err.split()) and "1 IP Group(s)" in err
 
 

@@ -98,9 +98,16 @@ def _capacity(used: int, headroom: int) -> int:
     return max(used, math.ceil(used * (100 + headroom) / 100))
 
 
-def _sg_description(text: str) -> str:
-    text = _SG_DESCRIPTION_CHARS.sub("_", text)
-    return text if len(text) <= SG_DESCRIPTION_MAX else text[:SG_DESCRIPTION_MAX - 3] + "..."
+def _sg_description(entry_ids: Iterable[str]) -> str:
+    """``egress-matrix <ids>`` in AWS's alphabet, cut at an id boundary with ``+N more`` when they do not fit in 255
+    characters (the path to the firewall serves many names; their rule group's metadata lists every id)."""
+    ids = [_SG_DESCRIPTION_CHARS.sub("_", i) for i in sorted(set(entry_ids))]
+    text = f"egress-matrix {', '.join(ids)}"
+    for kept in range(len(ids) - 1, 0, -1):
+        if len(text) <= SG_DESCRIPTION_MAX:
+            break
+        text = f"egress-matrix {', '.join(ids[:kept])} +{len(ids) - kept} more"
+    return text[:SG_DESCRIPTION_MAX]
 
 
 def compile_aws(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> AwsPlan:
@@ -196,7 +203,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]
     # Strict order: Suricata/5-tuple groups first. A domain list ends with a drop of all TLS (or HTTP) from its role, which
     # would otherwise stop TLS to an address (an API server IP) before that address's own pass rule is reached.
     ordered = sorted(groups, key=lambda g: (g.form == "domain-list", g.name))
-    groups = [g.model_copy(update={"priority": 100 * (i + 1)}) for i, g in enumerate(ordered)]
+    groups = [g.model_copy(update={"priority": profile.aws_priority_base + 100 * i}) for i, g in enumerate(ordered)]
     policy = None
     if groups and (profile.aws_firewall_policy or profile.aws_firewall_policy_arn):
         home_net = tuple(sorted({cidr for group in groups for cidr in group.home_net}, key=_network_order))
@@ -269,7 +276,7 @@ def _security_groups(profile: Profile, sg_rules: dict[str, dict[str, tuple[str, 
             for key in members:
                 cidr, transport, rng, ids = rules[key]
                 built.append(SecurityGroupRule(key=key, cidr=cidr, protocol=transport, from_port=rng.start, to_port=rng.end,
-                                               description=_sg_description(f"egress-matrix {', '.join(sorted(ids))}")))
+                                               description=_sg_description(ids)))
             out.append(SecurityGroupPlan(name=f"egress-{profile.cluster}-{role}-{index}", role=role, rules=tuple(built)))
     return tuple(out)
 

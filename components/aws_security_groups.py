@@ -1,0 +1,51 @@
+"""AwsSecurityGroupEgress: the plan's egress security groups, one ``aws.vpc.SecurityGroupEgressRule`` per CIDR and
+port range.
+
+Never inline ``egress`` blocks: mixing them with rule resources makes the two fight over the group's rules (perpetual
+diffs, rules revoked; terraform-provider-aws#32379, pulumi-aws#3729). A group created by pulumi-aws loses AWS's
+default allow-all egress rule, so the rules below are all it allows. Each rule's logical name comes from its stable
+key (protocol, ports, CIDR) inside its group: adding one CIDR adds one resource.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import pulumi
+import pulumi_aws as aws
+
+from egress.targets.aws.plan import AwsPlan, SecurityGroupRule
+
+TYPE_TOKEN = "egress:aws:SecurityGroupEgress"
+
+
+def rule_resource_name(group: str, rule: SecurityGroupRule) -> str:
+    """``<group>-tcp-443-0.0.0.0_0``: readable, and free of the ``::`` Pulumi URNs use as a separator."""
+    return f"{group}-{rule.protocol}-{rule.from_port}" + (f"_{rule.to_port}" if rule.to_port != rule.from_port else "") + \
+        "-" + re.sub(r"[/:]", "_", rule.cidr)
+
+
+def egress_rule_args(rule: SecurityGroupRule) -> dict[str, object]:
+    family = "cidr_ipv6" if ":" in rule.cidr else "cidr_ipv4"
+    return {"ip_protocol": rule.protocol, "from_port": rule.from_port, "to_port": rule.to_port, family: rule.cidr,
+            "description": rule.description}
+
+
+class AwsSecurityGroupEgress(pulumi.ComponentResource):
+    """One security group per planned group in ``vpc_id``, with exactly the planned egress rules."""
+
+    security_group_ids: pulumi.Output[dict]
+
+    def __init__(self, name: str, plan: AwsPlan, vpc_id: str, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        ids = {}
+        for group in plan.security_groups:
+            created = aws.ec2.SecurityGroup(group.name, vpc_id=vpc_id, tags={"Name": group.name},
+                                            description=f"egress-matrix {plan.cluster}: egress of the {group.role} role",
+                                            opts=pulumi.ResourceOptions(parent=self))
+            for rule in group.rules:
+                aws.vpc.SecurityGroupEgressRule(rule_resource_name(group.name, rule), security_group_id=created.id, **egress_rule_args(rule),
+                                                opts=pulumi.ResourceOptions(parent=created))
+            ids[group.name] = created.id
+        self.security_group_ids = pulumi.Output.from_input(ids)
+        self.register_outputs({"securityGroupIds": self.security_group_ids})

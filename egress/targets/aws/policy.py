@@ -1,0 +1,54 @@
+"""An existing firewall policy the rule groups are to run in (``awsFirewallPolicyArn``): what it must be (pure).
+
+Read by ``components/aws_policy_reader.py`` before anything is registered. Refused: a policy not in STRICT_ORDER (a
+strict-order rule group can only be referenced from a strict-order policy, and rule order never changes after
+creation: reference/aws-egress.md §2.2, §2.4); one of our priorities held by another group. Reported as warnings: a
+default action that does not drop what no rule passes, and the references the policy still lacks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .plan import AwsCompileError, AwsPlan
+
+DROPPING = ("aws:drop_established", "aws:drop_strict")
+
+
+@dataclass(frozen=True)
+class ExistingFirewallPolicy:
+    arn: str
+    rule_order: str  # STRICT_ORDER | DEFAULT_ACTION_ORDER ('' when the policy does not say: AWS's default, action order)
+    default_actions: tuple[str, ...]
+    references: tuple[tuple[str, int], ...]  # (rule group ARN, priority)
+
+
+def _ours(arn: str, group: str) -> bool:
+    # Our groups are auto-named '<plan name>-<suffix>'.
+    return arn.rsplit("/", 1)[-1].startswith(f"{group}-")
+
+
+def check_existing_policy(plan: AwsPlan, policy: ExistingFirewallPolicy) -> list[str]:
+    """Errors raise AwsCompileError; the warnings are returned for the program to log."""
+    if policy.rule_order != "STRICT_ORDER":
+        raise AwsCompileError(f"firewall policy {policy.arn} uses rule order {policy.rule_order or 'DEFAULT_ACTION_ORDER'}; the rule groups "
+                              "are STRICT_ORDER and only a STRICT_ORDER policy may reference them (a policy's rule order cannot be changed). "
+                              "Fix: name a STRICT_ORDER policy in egress-matrix:awsFirewallPolicyArn, or set awsFirewallPolicy: true to "
+                              "create one")
+    by_priority = {priority: arn for arn, priority in policy.references}
+    warnings = []
+    missing = []
+    for group in sorted(plan.rule_groups, key=lambda g: g.priority):
+        holder = by_priority.get(group.priority)
+        if holder is not None and not _ours(holder, group.name):
+            raise AwsCompileError(f"firewall policy {policy.arn} already references {holder} at priority {group.priority}, which rule group "
+                                  f"{group.name} needs. Fix: set egress-matrix:awsPriorityBase so the groups' priorities "
+                                  f"({', '.join(str(g.priority) for g in plan.rule_groups)}) are free in the policy")
+        if not any(_ours(arn, group.name) for arn, _ in policy.references):
+            missing.append(f"{group.name} at priority {group.priority}")
+    if missing:
+        warnings.append(f"firewall policy {policy.arn} does not reference {', '.join(missing)} yet: add the references exported as "
+                        "awsRuleGroupReferences to it")
+    if not set(policy.default_actions) & set(DROPPING):
+        warnings.append(f"firewall policy {policy.arn} has default actions {list(policy.default_actions)}: what no rule passes is not "
+                        "dropped. Add aws:drop_established (and aws:alert_established) to its stateful default actions")
+    return warnings
