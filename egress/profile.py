@@ -104,6 +104,9 @@ class Profile(BaseModel):
                                              description="Security groups a network interface may carry (AWS default 5, adjustable to 16).")
     aws_priority_base: int = Field(100, alias="awsPriorityBase", ge=1, le=60000,
                                    description="Strict-order priority of the first rule group in the firewall policy; each further group adds 100.")
+    aws_name_addresses: tuple[str, ...] = Field((), alias="awsNameAddresses",
+                                                description="Addresses of hosts a non-HTTP/TLS requirement names (e.g. NTP servers), as host=CIDR[,CIDR]: "
+                                                            "AWS cannot match such flows by name, so these addresses are allowed instead.")
     aws_vpc_id: Optional[str] = Field(None, alias="awsVpcId", pattern=r"^vpc-[0-9a-f]{8}([0-9a-f]{9})?$",
                                       description="VPC of the nodes: the egress security groups are created in it.")
     aws_firewall_policy: bool = Field(False, alias="awsFirewallPolicy",
@@ -199,6 +202,22 @@ class Profile(BaseModel):
                 raise AddressError(f"'{value}' is not role=<IP Group resource id>",
                                    "write e.g. 'nodes=/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/ipGroups/<name>'")
         return values
+
+    @field_validator("aws_name_addresses")
+    @classmethod
+    def _name_addresses(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            host, sep, cidrs = value.partition("=")
+            if not sep or not cidrs:
+                raise AddressError(f"'{value}' is not host=CIDR[,CIDR]", "write e.g. '0.rhel.pool.ntp.org=203.0.113.10/32,198.51.100.7/32'")
+            parse_fqdn(host)
+            for cidr in cidrs.split(","):
+                parse_cidr(cidr)
+        return values
+
+    def aws_addresses_of(self) -> dict[str, tuple[str, ...]]:
+        """host -> the CIDRs the stack gives for it (awsNameAddresses)."""
+        return {host: tuple(cidrs.split(",")) for host, _, cidrs in (v.partition("=") for v in self.aws_name_addresses)}
 
     def azure_existing_ip_groups(self) -> dict[str, str]:
         return dict(value.split("=", 1) for value in self.azure_ip_group_ids)

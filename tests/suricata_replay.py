@@ -26,6 +26,7 @@ The policy being emulated is STRICT_ORDER with the default actions ``aws:drop_es
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import subprocess
 from dataclasses import dataclass
@@ -72,23 +73,37 @@ class Probe:
     destination: str = "203.0.113.10"
 
 
+def _sources(text: str):
+    """A rule's source addresses as networks; None for anything that is not a literal CIDR list (any, $VAR, !x)."""
+    try:
+        return [ipaddress.ip_network(item, strict=False) for item in text.strip("[]").split(",")]
+    except ValueError:
+        return None
+
+
+def _may_meet(first: str, second: str) -> bool:
+    a, b = _sources(first), _sources(second)
+    return a is None or b is None or any(x.overlaps(y) for x in a for y in b)
+
+
 def _check_order(rules: str) -> None:
     """Refuse a file where Suricata's action order (pass first) could differ from AWS's strict order (first match wins).
 
-    That can only happen when a drop comes before a pass that sees the same packets: the same protocol, or either one is
-    ``ip``/``tcp``. The check is conservative; a ``tls`` drop never meets an ``http`` pass.
+    That can only happen when a drop comes before a pass that sees the same packets: sources that overlap (or are not
+    literal CIDRs), and the same protocol or either one ``ip``/``tcp``. Conservative: a ``tls`` drop never meets an
+    ``http`` pass, and one role's catch-all never meets another role's pass when their CIDRs are disjoint.
     """
-    drops: list[tuple[str, str]] = []
+    drops: list[tuple[str, str, str]] = []
     for line in rules.splitlines():
-        words = line.split(maxsplit=2)
-        if len(words) < 2 or words[0].startswith("#"):
+        words = line.split(maxsplit=3)
+        if len(words) < 3 or words[0].startswith("#"):
             continue
-        action, protocol = words[:2]
+        action, protocol, source = words[:3]
         if action in _DROP_ACTIONS:
-            drops.append((protocol, line))
+            drops.append((protocol, source, line))
         elif action == "pass":
-            for dropped, drop_line in drops:
-                if dropped == protocol or {dropped, protocol} & {"ip", "tcp"}:
+            for dropped, dropped_source, drop_line in drops:
+                if (dropped == protocol or {dropped, protocol} & {"ip", "tcp"}) and _may_meet(dropped_source, source):
                     raise ValueError(f"strict order would drop before this pass, Suricata would pass first:\n  {drop_line}\n  {line}")
 
 

@@ -133,7 +133,7 @@ def test_sg_rule_descriptions_carry_the_entry_ids_in_awss_alphabet():
 
 @pytest.mark.parametrize("requirement, message", [
     (req("ntp.example.com", "fqdn", "udp", (123,)), r"nodes -> ntp.example.com udp/123 .* nothing on AWS matches a non-HTTP/TLS flow by name.*Fix: give "
-                                                    r"the destination's addresses"),
+                                                    r"the host's addresses in the stack"),
     (req("AzureCloud.westeurope", "service-tag", "udp", (1194,)), "an Azure service tag means nothing on AWS"),
     (req("md-*.blob.storage.azure.net", "wildcard", "https"), r"not '\*' inside a label"),
 ])
@@ -148,3 +148,18 @@ def test_capacity_over_the_group_maximum_is_an_error():
     reqs = [req(f"host-{i}.example.com", "fqdn", "https") for i in range(3000)]
     with pytest.raises(AwsCompileError, match=r"egress-dev-nodes-tls-sni needs capacity 33011 \(3001 rules plus 1000% headroom\), over the 30000"):
         compile_aws(catalog, profile, reqs)
+
+
+def test_stack_addresses_stand_in_for_a_name_aws_cannot_match():
+    ntp = {f"{i}.rhel.pool.ntp.org": f"203.0.113.{i}/32" for i in (1, 2, 3)}
+    with pytest.raises(AwsCompileError, match=r"1\.rhel\.pool\.ntp\.org udp/123: nothing on AWS matches a non-HTTP/TLS flow by name .* "
+                                              r"Fix: give the host's addresses in the stack \(egress-matrix:awsNameAddresses"):
+        compile_aws(*stack("openshift"))
+    catalog, profile, reqs = stack("openshift", aws_network_firewall_rules="suricata", aws_name_addresses=tuple(f"{h}={c}" for h, c in ntp.items()))
+    plan = compile_aws(catalog, profile, reqs)
+    (group,) = plan.rule_groups
+    udp = sorted(rule.text.split(" (")[0] for rule in group.rules if rule.text.startswith("pass udp"))
+    assert udp == [f"pass udp $HOME_NET any -> {cidr} 123" for cidr in sorted(ntp.values())]
+    assert [c.used for c in plan.choices] == sorted(ntp.values())
+    assert {(r.cidr, r.protocol, r.from_port) for g in plan.security_groups for r in g.rules if r.protocol == "udp"} == {
+        (cidr, "udp", 123) for cidr in ntp.values()}

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from suricata_engine import needs_suricata
-from suricata_replay import DEFAULT_DROP_SID, Probe, replay
+from suricata_replay import DEFAULT_DROP_SID, Probe, _check_order, replay
 
 EXACT = ('pass tls 10.0.0.0/16 any -> any 443 (tls.sni; content:"mcr.microsoft.com"; startswith; nocase; endswith; msg:"x"; '
          "flow:to_server; sid:1000001; rev:1;)\n")
@@ -109,3 +109,12 @@ def test_a_drop_before_a_pass_it_could_preempt_is_refused(tmp_path):
     catch_all = DOMAIN_LIST.splitlines()[2]
     with pytest.raises(ValueError, match="strict order would drop before this pass"):
         replay(f"{catch_all}\n{FIVE_TUPLE}", [Probe("tls", "evil.test")], tmp_path)
+
+
+def test_order_check_lets_disjoint_roles_be_but_refuses_overlapping_ones():
+    catch_all = 'drop http 10.0.0.0/16 any -> any any (http.header_names; content:"|0d 0a|"; startswith; msg:"c"; sid:1; rev:1;)'
+    seed_pass = 'pass http 10.1.0.0/16 any -> any 80 (http.host; content:"a.test"; startswith; endswith; msg:"p"; sid:2; rev:1;)'
+    _check_order(f"{catch_all}\n{seed_pass}")
+    for source in ("10.0.0.0/15", "any"):
+        with pytest.raises(ValueError, match="strict order would drop before this pass"):
+            _check_order(f"{catch_all}\n{seed_pass.replace('10.1.0.0/16', source)}")

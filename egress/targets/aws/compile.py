@@ -45,8 +45,19 @@ def _form(option: ResolvedAlternative) -> tuple[Optional[str], str]:
     if option.kind == "service-tag":
         return None, "an Azure service tag means nothing on AWS"
     return None, ("nothing on AWS matches a non-HTTP/TLS flow by name (security groups take addresses, Network Firewall sees no "
-                  "name in it). Fix: give the destination's addresses in the stack or the matrix entry (an IP/CIDR alternative), "
-                  "or allow a managed prefix list that holds them")
+                  "name in it). Fix: give the host's addresses in the stack (egress-matrix:awsNameAddresses: [host=CIDR,...]), add an "
+                  "IP/CIDR alternative to the matrix entry, or leave the role out of egress-matrix:awsRoles")
+
+
+def _with_stack_addresses(req: Requirement, addresses: dict[str, tuple[str, ...]]) -> Requirement:
+    """Each name-only non-HTTP/TLS option followed by the addresses the stack gives for its hosts (awsNameAddresses)."""
+    options: list[ResolvedAlternative] = []
+    for option in req.options():
+        options.append(option)
+        if option.kind == "fqdn" and option.protocol not in ("http", "https") and all(d in addresses for d in option.destinations):
+            cidrs = tuple(dict.fromkeys(c for d in option.destinations for c in addresses[d]))
+            options.append(option.model_copy(update={"kind": "cidr", "destinations": cidrs, "note": "egress-matrix:awsNameAddresses"}))
+    return req.model_copy(update={"alternatives": tuple(options)}) if len(options) > len(req.options()) else req
 
 
 def _suricata_ports(ports: Iterable[PortRange]) -> str:
@@ -129,7 +140,8 @@ def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
     """The requirements the AWS plan enforces: of the roles in awsRoles, from entries of the platforms in awsPlatforms."""
     entries = {entry.id: entry for entry in catalog.entries}
     platforms = set(profile.aws_platforms or profile.platforms)
-    return [req for req in requirements
+    addresses = profile.aws_addresses_of()
+    return [_with_stack_addresses(req, addresses) for req in requirements
             if req.role in profile.aws_roles and any(platform in platforms for platform, _ in feature_parts(req, entries))]
 
 
@@ -148,11 +160,12 @@ def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]
             sg_rules.setdefault(role, {}).setdefault(key, (cidr, transport, rng, set()))[3].update(ids)
 
     platforms = set(profile.aws_platforms or profile.platforms)
+    name_addresses = profile.aws_addresses_of()
     for req in requirements:
         parts = {k: v for k, v in feature_parts(req, entries).items() if k[0] in platforms}
         if req.role not in profile.aws_roles or not parts:
             continue
-        option, form = choose(req, _form, "AWS", AwsCompileError, choices)
+        option, form = choose(_with_stack_addresses(req, name_addresses), _form, "AWS", AwsCompileError, choices)
         entry_ids = sorted(i for ids in parts.values() for i in ids)
         if form == "name":
             sg_add(req.role, "0.0.0.0/0", "tcp", option.ports, entry_ids)
