@@ -107,12 +107,13 @@ class Profile(BaseModel):
     aws_name_addresses: tuple[str, ...] = Field((), alias="awsNameAddresses",
                                                 description="Addresses of hosts a non-HTTP/TLS requirement names (e.g. NTP servers), as host=CIDR[,CIDR]: "
                                                             "AWS cannot match such flows by name, so these addresses are allowed instead.")
-    aws_vpc_id: Optional[str] = Field(None, alias="awsVpcId", pattern=r"^vpc-[0-9a-f]{8}([0-9a-f]{9})?$",
+    aws_vpc_id: Optional[str] = Field(None, alias="awsVpcId", pattern=r"^vpc-[0-9a-f]{8}([0-9a-f]{9})?$", examples=["vpc-0a1b2c3d4e5f60718"],
                                       description="VPC of the nodes: the egress security groups are created in it.")
     aws_firewall_policy: bool = Field(False, alias="awsFirewallPolicy",
                                       description="Create a STRICT_ORDER firewall policy referencing the rule groups (aws:drop_established + "
                                                   "aws:alert_established, stream exception REJECT, HOME_NET from the roles' sources).")
     aws_firewall_policy_arn: Optional[str] = Field(None, alias="awsFirewallPolicyArn", pattern=_AWS_POLICY_ARN,
+                                                   examples=["arn:aws:network-firewall:eu-west-1:123456789012:firewall-policy/hub"],
                                                    description="An existing STRICT_ORDER firewall policy that references the rule groups: it is read and "
                                                                "checked, and the references it lacks are exported (awsRuleGroupReferences).")
     azure_roles: tuple[Role, ...] = Field(("nodes",), alias="azureRoles", description="Roles whose egress the Azure Firewall enforces.")
@@ -350,6 +351,9 @@ def _fix_for(key: str, error: dict[str, Any]) -> str:
     if error["type"] == "literal_error":
         return f"use one of {error['ctx']['expected']}"
     if error["type"] == "string_pattern_mismatch":
+        examples = next((f.examples for f in Profile.model_fields.values() if f.alias == key and f.examples), None)
+        if examples:
+            return f"write it like {examples[0]} (pattern {error['ctx']['pattern']})"
         return f"match the pattern {error['ctx']['pattern']}"
     return f"set a value of type {declared.get('type', 'string')}: {declared.get('description', '')}"
 
