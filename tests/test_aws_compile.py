@@ -3,6 +3,7 @@ groups within AWS's limits, request bodies against botocore's model, and every r
 from __future__ import annotations
 
 import ipaddress
+import re
 
 import botocore.session
 import botocore.validate
@@ -68,17 +69,23 @@ def test_sids_are_unique_and_stay_put_when_another_endpoint_arrives():
     assert {k: after[k] for k in before} == before
 
 
+# Keywords Suricata accepts and Network Firewall refuses (reference/verification-engines.md §2, aws-egress.md §3.3).
+NFW_REFUSED = re.compile(r"\b(dataset|datarep|iprep|lua|luajit|filestore|filemagic|filename|threshold|detection_filter|priority|classtype):")
+
+
+@pytest.mark.engine
 @needs_suricata
 @pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("name", ["dev", "kkp"])
+@pytest.mark.parametrize("name", ["dev", "kkp", "kkp-aws"])
 def test_every_rules_file_loads_in_suricata(tmp_path, name, form):
-    overrides = {"aws_platforms": ("kkp", "openshift")} if name == "dev" else {}
-    catalog, profile, reqs = stack(name, aws_network_firewall_rules=form, **overrides)
+    catalog, profile, reqs = stack(name, aws_network_firewall_rules=form)
     rules = render(compile_aws(catalog, profile, reqs))["aws/rules.suricata"]
     result = check_rules(rules, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert not NFW_REFUSED.search(rules)
 
 
+@pytest.mark.engine
 @needs_suricata
 def test_suricata_rejects_what_aws_would(tmp_path):
     """The check can fail: an upper-case http.host content and a duplicate sid are refused by the engine."""
