@@ -1,0 +1,330 @@
+"""Run the real Squid 5 forward proxy on a generated allowlist and ask it for real decisions (reference/verification-engines.md §1).
+
+``parse_config`` is ``squid -k parse``: does Squid accept this squid.conf at all (it is FATAL on overlapping dstdomain
+entries, unknown directives and undefined ACLs)? ``running_squid`` starts Squid on the caller's access-control lines
+and answers per request: ``connect(host, port)`` is the status of ``CONNECT host:port`` (200 tunnel, 403 denied) and
+``get(host, port, path)`` the status of a plain-HTTP proxy request.
+
+Nothing leaves the machine:
+
+- Every name the caller lists is mapped to one loopback address in Squid's own ``hosts_file``, and
+  ``dns_nameservers 127.0.0.1`` points at nothing, so any other name fails to resolve (Squid answers 503/500 for an
+  allowed but unresolvable name, and 403 before any lookup for a denied one).
+- Squid listens on 127.0.0.1 on a free port. Its config, hosts file, pid file and logs are in a directory of its own,
+  owned by Squid's ``proxy`` user (Squid drops to it when started as root), and copied to the caller's workdir at
+  the end. ``pinger_enable off``: Squid's ICMP pinger helper would otherwise outlive Squid by several seconds.
+- An allowed request must reach something, or Squid answers 503 instead of 200. The harness serves a TLS upstream (a
+  self-signed certificate; any SNI is accepted and echoed) and a plain HTTP upstream on the loopback address.
+
+Ports: the upstreams listen on the *real* ports, 443 (TLS) and 80 (HTTP) by default, or whatever ``tls_ports`` /
+``http_ports`` say. The caller's config is used verbatim, so its port ACLs (``acl ... port 443``) are tested as they
+will be deployed, and ``connect("x", 8443)`` is a real near miss, not a port the harness renamed. Binding ports below
+1024 needs root (CI and the build containers run as root); without it ``running_squid`` raises. When another run
+already serves 127.0.0.1:443, the upstreams and the hosts_file move to another address in 127.0.0.0/8 (still
+loopback only); ``Squid.upstream`` says which one was used.
+"""
+from __future__ import annotations
+
+import datetime
+import http.server
+import ipaddress
+import os
+import random
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import threading
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import pytest
+
+SQUID = shutil.which("squid")
+# Skipped in a quick local loop without the engine; .ci/run installs it and sets EGRESS_REQUIRE_ENGINES, so CI fails instead.
+if SQUID is None and os.environ.get("EGRESS_REQUIRE_ENGINES"):
+    raise RuntimeError("squid is required (EGRESS_REQUIRE_ENGINES is set) but not installed")
+needs_squid = pytest.mark.skipif(SQUID is None, reason="squid is not installed (.ci/run installs Debian's squid)")
+
+START_TIMEOUT = 15.0  # seconds until Squid must accept; it usually takes 0.15-0.5 s
+STOP_TIMEOUT = 8.0  # seconds after SIGTERM before SIGKILL; Squid 5.7 needs about 2 s even with shutdown_lifetime 0
+REQUEST_TIMEOUT = 15.0  # per probe; an allowed name missing from hosts_file costs the DNS timeout (1 s here, times retries)
+
+# The harness's part of squid.conf; the caller's access-control lines follow it unchanged.
+RUNTIME = """\
+# --- runtime directives of tests/squid_engine.py ---
+http_port 127.0.0.1:{port}
+pid_filename {dir}/squid.pid
+access_log stdio:{dir}/access.log
+cache_log {dir}/cache.log
+cache_store_log none
+cache deny all
+cache_mem 8 MB
+coredump_dir {dir}
+hosts_file {dir}/hosts
+dns_nameservers 127.0.0.1
+dns_timeout 1 seconds
+shutdown_lifetime 0 seconds
+pinger_enable off
+# --- the allowlist under test ---
+"""
+
+
+def parse_config(text: str, workdir: Path) -> subprocess.CompletedProcess:
+    """``squid -k parse`` on ``text`` (written to ``workdir/squid.conf``): exit 0 when Squid accepts the whole file.
+
+    The errors (``FATAL: Bungled ...``, ``unrecognized``) are on stderr. Squid needs an absolute ``-f`` path.
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    conf = (workdir / "squid.conf").resolve()
+    conf.write_text(text)
+    return subprocess.run([SQUID or "squid", "-k", "parse", "-f", str(conf)], capture_output=True, text=True, timeout=60)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _certificate(workdir: Path) -> tuple[Path, Path]:
+    """A throwaway self-signed certificate for the TLS upstream (clients are not expected to verify it)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "squid-engine-upstream.test")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
+    cert_path, key_path = workdir / "upstream.crt", workdir / "upstream.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+class _Upstream(http.server.BaseHTTPRequestHandler):
+    """Answers every request with 200 and a body naming what it saw: ``sni=<SNI> host=<Host header>``."""
+
+    timeout = 5  # a client that connects and never speaks (Squid after a bare CONNECT probe) is dropped
+    protocol_version = "HTTP/1.0"
+
+    def do_GET(self):
+        body = f"sni={getattr(self.request, 'sni', None)} host={self.headers.get('Host')}".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format, *args):  # keep pytest output clean
+        pass
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def handle_error(self, request, client_address):  # failed handshakes and dropped probes are normal here
+        pass
+
+
+def _serve(address: str, port: int, context: ssl.SSLContext | None, stack: ExitStack) -> None:
+    """Serve ``_Upstream`` on address:port in a daemon thread, stopped and closed by ``stack``.
+
+    With ``context`` every accepted socket is wrapped without handshaking; the handshake runs on the request's own
+    thread, so a stalled client cannot block the accept loop.
+    """
+    server = _Server((address, port), _Upstream)
+    if context is not None:
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True,
+                              name=f"squid-engine-upstream-{port}")
+    thread.start()
+
+    def stop():
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+    stack.callback(stop)
+
+
+def _tls_context(workdir: Path) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*_certificate(workdir))
+
+    def remember_sni(sslsocket, server_name, _context):
+        sslsocket.sni = server_name
+
+    context.sni_callback = remember_sni
+    return context
+
+
+def _upstream_address(ports: Sequence[int]) -> str:
+    """127.0.0.1 when all ``ports`` are free there, else a random other loopback address where they are."""
+    candidates = ["127.0.0.1"] + [str(ipaddress.IPv4Address("127.0.0.0") + random.randrange(2, 2**24 - 1)) for _ in range(20)]
+    for address in candidates:
+        try:
+            for port in ports:
+                with socket.socket() as s:
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    s.bind((address, port))
+        except PermissionError as exc:
+            raise RuntimeError(f"cannot bind the upstream ports {list(ports)} ({exc}); serving real ports below 1024 "
+                               "needs root, which CI has") from exc
+        except OSError:
+            continue
+        return address
+    raise RuntimeError(f"no loopback address has all of the ports {list(ports)} free")
+
+
+def _request(port: int, request: str) -> tuple[int, socket.socket]:
+    """Send ``request`` to the proxy; return the response's status and the still-open socket."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=REQUEST_TIMEOUT)
+    try:
+        sock.sendall(request.encode())
+        head = b""
+        while b"\r\n" not in head:
+            chunk = sock.recv(4096)
+            if not chunk:
+                raise ConnectionError(f"squid closed the connection without a status line (got {head!r})")
+            head += chunk
+        status_line = head.split(b"\r\n", 1)[0].decode("latin-1")
+        return int(status_line.split()[1]), sock
+    except BaseException:
+        sock.close()
+        raise
+
+
+def _authority(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
+@dataclass
+class Squid:
+    """A running Squid: ``port`` is its proxy port on 127.0.0.1, ``upstream`` the loopback address the names map to."""
+
+    port: int
+    upstream: str
+    rundir: Path  # Squid's own files while it runs (cache.log, access.log); copied to the caller's workdir on exit
+    process: subprocess.Popen
+
+    def connect(self, host: str, port: int) -> int:
+        """Status of ``CONNECT host:port HTTP/1.1`` (an IPv6 literal is bracketed): 200 when tunnelled, 403 when denied."""
+        status, sock = _request(self.port, f"CONNECT {_authority(host, port)} HTTP/1.1\r\nHost: {_authority(host, port)}\r\n\r\n")
+        sock.close()
+        return status
+
+    def get(self, host: str, port: int = 80, path: str = "/") -> int:
+        """Status of a plain-HTTP proxy request ``GET http://host[:port]/path`` (``:80`` left out, as clients do)."""
+        authority = _authority(host, port)[:-3] if port == 80 else _authority(host, port)
+        status, sock = _request(self.port, f"GET http://{authority}{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n")
+        sock.close()
+        return status
+
+    def tls_get(self, host: str, port: int = 443, path: str = "/") -> str:
+        """CONNECT, then TLS with SNI ``host`` and ``GET path`` through the tunnel; the upstream's body (``sni=... host=...``).
+
+        Proves that a 200 is a tunnel to the harness's upstream and not something else answering. Raises when the
+        CONNECT is not 200.
+        """
+        status, raw = _request(self.port, f"CONNECT {_authority(host, port)} HTTP/1.1\r\nHost: {_authority(host, port)}\r\n\r\n")
+        with raw:
+            if status != 200:
+                raise ConnectionError(f"CONNECT {host}:{port} answered {status}")
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+            with context.wrap_socket(raw, server_hostname=host) as tls:
+                tls.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+                response = b""
+                while chunk := tls.recv(4096):
+                    response += chunk
+        return response.split(b"\r\n\r\n", 1)[1].decode()
+
+    def cache_log(self) -> str:
+        path = self.rundir / "cache.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL if Squid is still there after STOP_TIMEOUT; always reaps it."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=STOP_TIMEOUT)
+
+
+def _keep(rundir: Path, workdir: Path) -> None:
+    """Copy Squid's config, hosts file and logs into the caller's workdir, for a failing test's post-mortem."""
+    for name in ("squid.conf", "hosts", "cache.log", "access.log", "squid.out"):
+        if (rundir / name).exists():
+            shutil.copyfile(rundir / name, workdir / name)
+
+
+@contextmanager
+def running_squid(allowlist_conf: str, hosts: Iterable[str], workdir: Path, *,
+                  tls_ports: Sequence[int] = (443,), http_ports: Sequence[int] = (80,)) -> Iterator[Squid]:
+    """Squid on the caller's access-control lines, with upstreams, for the duration of the ``with`` block.
+
+    ``allowlist_conf`` is the acl/http_access part of a squid.conf, used verbatim after the harness's runtime
+    directives (``RUNTIME``). ``hosts`` are the names mapped to the upstream address; any other name does not resolve.
+    The TLS upstream listens on ``tls_ports`` and the HTTP upstream on ``http_ports``. Squid is stopped and reaped and
+    the upstreams are closed on exit, also when the block raises.
+    """
+    workdir = workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        # Squid reads hosts_file and writes its logs as ``proxy``, which cannot enter pytest's 0700 /tmp/pytest-of-root.
+        # (An unreadable hosts_file is only a warning: every name would silently fail to resolve.) So Squid's files
+        # live in a directory of their own under /tmp and are copied into ``workdir`` when Squid has stopped.
+        rundir = Path(tempfile.mkdtemp(prefix="squid-engine-"))
+        stack.callback(shutil.rmtree, rundir, ignore_errors=True)
+        stack.callback(_keep, rundir, workdir)
+        address = _upstream_address([*tls_ports, *http_ports])
+        context = _tls_context(workdir)
+        for port in tls_ports:
+            _serve(address, port, context, stack)
+        for port in http_ports:
+            _serve(address, port, None, stack)
+
+        proxy_port = _free_port()
+        (rundir / "hosts").write_text(f"{address} {' '.join(sorted(set(hosts)))}\n")
+        conf = rundir / "squid.conf"
+        conf.write_text(RUNTIME.format(port=proxy_port, dir=rundir) + allowlist_conf)
+        if os.geteuid() == 0:  # Squid started as root drops to cache_effective_user (proxy) before it writes anything
+            os.chmod(rundir, 0o755)
+            for path in [rundir, *rundir.iterdir()]:
+                shutil.chown(path, "proxy")
+        with open(rundir / "squid.out", "wb") as out:
+            process = subprocess.Popen([SQUID or "squid", "-N", "-f", str(conf)], stdout=out, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL)
+        stack.callback(_stop, process)
+        squid = Squid(proxy_port, address, rundir, process)
+
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"squid exited with {process.returncode} before accepting on 127.0.0.1:{proxy_port}\n"
+                                   f"{(rundir / 'squid.out').read_text(errors='replace')}\n{squid.cache_log()}")
+            try:
+                socket.create_connection(("127.0.0.1", proxy_port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"squid did not accept on 127.0.0.1:{proxy_port} within {START_TIMEOUT} s\n"
+                                       f"{squid.cache_log()}") from None
+                time.sleep(0.05)
+        yield squid
