@@ -12,6 +12,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 from pulumi_azure_native import network
 
+from components.engine_values import engine_numbers
 from egress.targets.azure.plan import PolicyPlan
 from egress.targets.azure.policy import ExistingPolicy
 
@@ -47,16 +48,6 @@ def _get(value: Any, key: str) -> Any:
     return getattr(value, _snake(key), None)
 
 
-def _ints(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _ints(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_ints(v) for v in value]
-    return value
-
-
 def _parse(policy_id: str) -> tuple[str, str]:
     parts = policy_id.split("/")
     return parts[4], parts[8]  # /subscriptions/<s>/resourceGroups/<rg>/providers/Microsoft.Network/firewallPolicies/<name>
@@ -82,7 +73,7 @@ def read_existing_policy(policy: PolicyPlan, provider: Optional[pulumi.ProviderR
     if base_id:
         base_rg, base_name = _parse(base_id)
         base = network.get_firewall_policy(resource_group_name=base_rg, firewall_policy_name=base_name, opts=opts)
-        parent = tuple({"name": g.name, "properties": {"priority": int(g.priority), "ruleCollections": _ints(list(g.rule_collections or []))}}
+        parent = tuple({"name": g.name, "properties": {"priority": int(g.priority), "ruleCollections": engine_numbers(list(g.rule_collections or []))}}
                        for g in _groups(base_rg, base_name, base.rule_collection_groups, opts))
     # No dnsSettings on a policy means the proxy is off (Azure's default).
     return ExistingPolicy(dns_proxy=bool(_get(found.dns_settings, "enableProxy")), base_policy_id=base_id, groups=groups, parent_groups=parent)

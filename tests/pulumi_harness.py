@@ -23,16 +23,5 @@ class RecordingMonitor(MockMonitor):
         return response
 
 
-def engine_numbers(value):
-    """The engine carries numbers as floats; request bodies have ints."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: engine_numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [engine_numbers(v) for v in value]
-    return value
-
-
 def by_name(registrations):
     return {r["name"]: r for r in registrations}

@@ -12,7 +12,8 @@ from egress.targets.aws.compile import compile_aws
 from egress.targets.aws.render import firewall_policy_body, rule_group_body
 
 from aws_stacks import FORMS, dev, req
-from pulumi_harness import RecordingMonitor, by_name, engine_numbers
+from components.engine_values import engine_numbers
+from pulumi_harness import RecordingMonitor, by_name
 
 MODEL = botocore.session.get_session().get_service_model("network-firewall")
 ACCOUNT = "123456789012"

@@ -14,7 +14,8 @@ from egress.targets.azure.plan import AzureCompileError
 from egress.targets.azure.policy import check_existing_policy
 from egress.targets.azure.render import plan_bodies
 
-from pulumi_harness import RecordingMonitor, by_name, engine_numbers
+from components.engine_values import engine_numbers
+from pulumi_harness import RecordingMonitor, by_name
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -295,7 +295,7 @@ def test_rendered_stacks_round_trip_and_a_parent_deny_all_blocks_them(stack):
     catalog, profile, reqs = open_project(ROOT).requirements(stack)
     spec = TARGETS["azure"]
     files = spec.render(spec.compile(catalog, profile, reqs, stack))
-    enforced = [r for r in reqs if r.role in profile.azure_roles]
+    enforced = spec.enforced(catalog, profile, reqs)
     verdict = spec.evaluate(files, enforced, catalog)
     assert (verdict.missing, verdict.extra, verdict.assumed[-1]) == ((), (), INFRASTRUCTURE)
     deny_all = rcg("org-baseline", 65000, collection("deny-all", 65000, net("everything", ("*",), ports=("*",), protocols=("Any",), sources=("*",)),

@@ -27,7 +27,7 @@ def test_rendered_artefacts_are_judged_complete_and_exact(stack):
     catalog, profile, reqs = open_project(ROOT).requirements(stack)
     spec = TARGETS["azure"]
     files = spec.render(spec.compile(catalog, profile, reqs, stack))
-    enforced = [r for r in reqs if r.role in profile.azure_roles]
+    enforced = spec.enforced(catalog, profile, reqs)
     verdict = spec.evaluate(files, enforced, catalog)
     assert verdict.ok, (verdict.missing, verdict.extra)
     assert verdict.rules_checked == sum(len(c["rules"]) for p, t in files.items() if "/ip-groups/" not in p
