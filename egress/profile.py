@@ -19,6 +19,8 @@ from .errors import ProfileError
 from .models import AzureCloudName, CloudVariant, Level, NodeOs, OpenShiftPlatform, Role
 
 PROJECT = "egress-matrix"
+# A Squid image pinned by digest (tests/data/squid_image.yaml says where the digest was published).
+DEFAULT_SQUID_IMAGE = "ubuntu/squid@sha256:6a097f68bae708cedbabd6188d68c7e2e7a38cedd05a176e1cc0ba29e3bbe029"
 
 ROLE_SOURCE_KEYS = {
     "nodes": "nodeSources",
@@ -47,6 +49,7 @@ class Profile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     _stack: str = PrivateAttr("")  # the stack the settings come from (not a setting: Pulumi knows it)
+    _secrets: frozenset = PrivateAttr(frozenset())  # SECRET_KEYS the stack sets (their values never enter the Profile)
 
     platforms: tuple[str, ...] = Field(alias="platforms", min_length=1, description="Platforms this stack runs (matrix/<platform>.yaml).")
     cloud: Optional[CloudVariant] = Field(None, alias="cloud", description="Azure cloud for AKS: azure-public, azure-china or azure-usgov.")
@@ -90,7 +93,7 @@ class Profile(BaseModel):
                                                             "'.ingest.' / '.metrics.ingest.' (e.g. mydce-a1b2.westeurope-1): only those ingestion hosts are allowed.")
     azure_key_vault_names: tuple[str, ...] = Field((), alias="azureKeyVaultNames",
                                                    description="Key Vaults the Secrets Store CSI driver reads: only <name>.vault.<cloud suffix> is allowed, not every vault.")
-    targets: tuple[Literal["azure", "aws"], ...] = Field((), alias="targets", description="Enforcement targets the program deploys: azure, aws (kubernetes arrives with its issue).")
+    targets: tuple[Literal["azure", "aws", "kubernetes"], ...] = Field((), alias="targets", description="Enforcement targets the program deploys: azure, aws, kubernetes.")
     aws_roles: tuple[Role, ...] = Field(("nodes",), alias="awsRoles", description="Roles whose egress the AWS Network Firewall and security groups enforce.")
     aws_platforms: tuple[str, ...] = Field((), alias="awsPlatforms",
                                            description="Platforms whose requirements the AWS target enforces (default: all the stack's platforms).")
@@ -116,6 +119,66 @@ class Profile(BaseModel):
                                                    examples=["arn:aws:network-firewall:eu-west-1:123456789012:firewall-policy/hub"],
                                                    description="An existing STRICT_ORDER firewall policy that references the rule groups: it is read and "
                                                                "checked, and the references it lacks are exported (awsRuleGroupReferences).")
+    cluster_proxy: tuple[Literal["openshift", "kkp", "aks", "kubeadm"], ...] = Field(
+        (), alias="clusterProxy",
+        description="Kubernetes: the cluster-wide proxy settings to produce: openshift (Proxy 'cluster' + user-ca-bundle), kkp (the Seed "
+                    "datacenter's node proxy settings), aks (httpProxyConfig, exported), kubeadm (a ConfigMap of HTTP(S)_PROXY/NO_PROXY).")
+    http_proxy: Optional[str] = Field(None, alias="httpProxy", examples=["http://proxy.example.com:3128"],
+                                      description="Proxy URL for plain HTTP (scheme http), without credentials (they go in the secret proxyCredentials). "
+                                                  "Default with egressProxy: the egress proxy's fixed ClusterIP.")
+    https_proxy: Optional[str] = Field(None, alias="httpsProxy", examples=["http://proxy.example.com:3128"],
+                                       description="Proxy URL for HTTPS (scheme http or https), without credentials. Default: httpProxy.")
+    proxy_readiness_endpoints: tuple[str, ...] = Field((), alias="proxyReadinessEndpoints",
+                                                       description="OpenShift Proxy readinessEndpoints: URLs the operator probes through the proxy.")
+    proxy_trusted_ca: Optional[str] = Field(None, alias="proxyTrustedCa",
+                                            description="PEM CA bundle that signs the proxy's (or its TLS inspection's) certificates: OpenShift "
+                                                        "user-ca-bundle, AKS trustedCa. Certificates only (public material).")
+    kkp_seed: Optional[str] = Field(None, alias="kkpSeed", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+                                    description="KKP: name of the Seed object (namespace kubermatic) whose datacenter gets the node proxy settings.")
+    kkp_datacenter: Optional[str] = Field(None, alias="kkpDatacenter", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+                                          description="KKP: the Seed datacenter (spec.datacenters key) whose worker nodes use the proxy.")
+    kkp_domain: Optional[str] = Field(None, alias="kkpDomain", description="KKP: the KKP domain (KubermaticConfiguration spec.ingress.domain), kept off the proxy.")
+    node_local_dns_ip: str = Field("169.254.20.10", alias="nodeLocalDnsIp", description="NodeLocal DNS cache address kept off the proxy (KKP default 169.254.20.10).")
+    egress_proxy: bool = Field(False, alias="egressProxy",
+                               description="Kubernetes: deploy the allowlisting Squid egress proxy for the roles in egressProxyRoles.")
+    egress_proxy_roles: tuple[Role, ...] = Field(("nodes",), alias="egressProxyRoles", description="Roles whose HTTP/HTTPS egress the egress proxy allows.")
+    egress_proxy_namespace: str = Field("egress-proxy", alias="egressProxyNamespace", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+                                        description="Namespace of the egress proxy (created).")
+    egress_proxy_image: str = Field(DEFAULT_SQUID_IMAGE, alias="egressProxyImage", pattern=r"^[^\s@]+@sha256:[0-9a-f]{64}$",
+                                    examples=[DEFAULT_SQUID_IMAGE], description="Squid image of the egress proxy, pinned by digest.")
+    egress_proxy_replicas: int = Field(2, alias="egressProxyReplicas", ge=2, le=20, description="Egress proxy replicas (a PodDisruptionBudget keeps one up).")
+    egress_proxy_port: int = Field(3128, alias="egressProxyPort", ge=1024, le=65535, description="Port of the egress proxy's Service and container.")
+    egress_proxy_cluster_ip: Optional[str] = Field(None, alias="egressProxyClusterIp",
+                                                   description="Fixed ClusterIP of the egress proxy inside serviceCidrs: nodes cannot resolve .svc names, so "
+                                                               "node-level clients (container runtime, OpenShift Proxy, KKP node settings) use this address.")
+    egress_proxy_node_port: Optional[int] = Field(None, alias="egressProxyNodePort", ge=30000, le=32767,
+                                                  description="Also expose the egress proxy on this NodePort (for node clients that cannot reach ClusterIPs).")
+    api_server_allowlist: Optional[Literal["kkp", "generic"]] = Field(
+        None, alias="apiServerAllowlist",
+        description="Kubernetes: restrict who reaches the API server: kkp (the user Cluster's spec.apiServerAllowedIPRanges) or generic "
+                    "(a LoadBalancer Service with spec.loadBalancerSourceRanges).")
+    api_server_allowed_cidrs: tuple[str, ...] = Field((), alias="apiServerAllowedCidrs", description="Client CIDRs allowed to reach the API server (IPv4 or IPv6).")
+    api_server_allow_all: bool = Field(False, alias="apiServerAllowAll", description="Permit 0.0.0.0/0 or ::/0 in apiServerAllowedCidrs (refused otherwise).")
+    api_server_allowlist_missing: Literal["warn", "error"] = Field(
+        "warn", alias="apiServerAllowlistMissing",
+        description="What happens when the nodes' egress CIDRs or the seed's node / pod CIDRs are not allowed to reach the API server.")
+    node_egress_cidrs: tuple[str, ...] = Field((), alias="nodeEgressCidrs", description="Addresses the nodes' traffic to the API server comes from (NAT / public IPs).")
+    kkp_cluster_id: Optional[str] = Field(None, alias="kkpClusterId", pattern=r"^[a-z0-9]{10}$", examples=["s8kkvfxhrn"],
+                                          description="KKP: the user cluster's id (name of its kubermatic.k8c.io/v1 Cluster).")
+    kkp_expose_strategy: Literal["LoadBalancer", "NodePort", "Tunneling"] = Field("LoadBalancer", alias="kkpExposeStrategy",
+                                                                                 description="KKP: the user cluster's expose strategy.")
+    kkp_seed_default_api_server_ranges: tuple[str, ...] = Field((), alias="kkpSeedDefaultApiServerAllowedIpRanges",
+                                                                description="KKP: the Seed's spec.defaultAPIServerAllowedIPRanges.")
+    kkp_seed_nodeport_proxy_source_ranges: tuple[str, ...] = Field((), alias="kkpSeedNodeportProxySourceRanges",
+                                                                    description="KKP: the Seed's spec.nodeportProxy.envoy.loadBalancerService.sourceRanges.")
+    kkp_seed_pod_cidrs: tuple[str, ...] = Field((), alias="kkpSeedPodCidrs", description="KKP: the seed cluster's pod CIDRs (needed on the allowlist since Kubernetes 1.25).")
+    kkp_seed_cloud: Optional[Literal["aws", "azure", "gcp", "openstack", "vsphere", "other"]] = Field(
+        None, alias="kkpSeedCloud", description="KKP: the seed's cloud, for its load balancer's caveats.")
+    api_server_namespace: str = Field("kube-system", alias="apiServerNamespace", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+                                      description="Generic: namespace of the API server pods the Service selects.")
+    api_server_selector: tuple[str, ...] = Field(("component=kube-apiserver",), alias="apiServerSelector",
+                                                 description="Generic: label=value pairs selecting the API server pods.")
+    api_server_port: int = Field(6443, alias="apiServerPort", ge=1, le=65535, description="Generic: the API server's port.")
     azure_roles: tuple[Role, ...] = Field(("nodes",), alias="azureRoles", description="Roles whose egress the Azure Firewall enforces.")
     azure_policy_id: Optional[str] = Field(None, alias="azurePolicyId", pattern=_POLICY_ID,
                                            description="Attach to this existing Firewall Policy (resource id) instead of creating one.")
@@ -150,7 +213,8 @@ class Profile(BaseModel):
     bastion_sources: tuple[str, ...] = Field((), alias="bastionSources", description="Source CIDRs of the role 'bastion'.")
     workstation_sources: tuple[str, ...] = Field((), alias="workstationSources", description="Source CIDRs of the role 'workstation'.")
 
-    @field_validator("service_cidrs", "pod_cidrs", "machine_cidrs", "region_cidrs", "ibm_control_plane_cidrs", "node_sources",
+    @field_validator("service_cidrs", "pod_cidrs", "machine_cidrs", "region_cidrs", "node_egress_cidrs", "kkp_seed_pod_cidrs",
+                     "api_server_allowed_cidrs", "kkp_seed_default_api_server_ranges", "kkp_seed_nodeport_proxy_source_ranges", "ibm_control_plane_cidrs", "node_sources",
                      "control_plane_sources", "seed_sources", "bastion_sources", "workstation_sources")
     @classmethod
     def _cidrs(cls, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -163,7 +227,7 @@ class Profile(BaseModel):
             parse_ip(value)
         return values
 
-    @field_validator("api_server_ip", "ibm_master_ip", "azure_firewall_private_ip")
+    @field_validator("api_server_ip", "ibm_master_ip", "azure_firewall_private_ip", "egress_proxy_cluster_ip", "node_local_dns_ip")
     @classmethod
     def _ip(cls, value: Optional[str]) -> Optional[str]:
         if value is not None:
@@ -245,6 +309,15 @@ class Profile(BaseModel):
     def stack(self) -> str:
         return self._stack
 
+    def has_secret(self, key: str) -> bool:
+        return key in self._secrets
+
+    def with_secrets(self, keys) -> "Profile":
+        """A copy that knows which secret settings the stack sets (the Pulumi program reads their values itself)."""
+        copy = self.model_copy()
+        copy._stack, copy._secrets = self._stack, frozenset(keys)
+        return copy
+
     @property
     def cluster(self) -> str:
         """The name this cluster's resources carry on shared infrastructure: clusterName, else the stack name."""
@@ -294,9 +367,17 @@ def _split_host_port(value: str) -> tuple[str, int]:
     return host, number
 
 
+# Settings that are Pulumi secrets: only ever set with `pulumi config set --secret`, read by the program with
+# get_secret, never held by the Profile (so never in plain output).
+SECRET_KEYS = {
+    "proxyCredentials": "user:password for the proxy (OpenShift Proxy, KKP node and kubeadm settings carry them in their URLs). "
+                        "Secret: pulumi config set --secret egress-matrix:proxyCredentials 'user:password'.",
+}
+
+
 def config_keys() -> dict[str, dict[str, Any]]:
-    """Key -> Pulumi project config declaration (type, description, items), from the model."""
-    declarations: dict[str, dict[str, Any]] = {}
+    """Key -> Pulumi project config declaration (type, description, items), from the model and SECRET_KEYS."""
+    declarations: dict[str, dict[str, Any]] = {key: {"type": "string", "secret": True, "description": text} for key, text in SECRET_KEYS.items()}
     for name, field in Profile.model_fields.items():
         annotation = str(field.annotation)
         if "tuple" in annotation:
@@ -324,6 +405,8 @@ def attribute_for_key(key: str) -> str:
 def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str) -> Profile:
     """Build a Profile from ``{key: value}`` (keys without the project namespace). Errors name the file."""
     known = config_keys()
+    secrets = {key for key in values if key in SECRET_KEYS}
+    values = {key: value for key, value in values.items() if key not in SECRET_KEYS}
     for key, value in values.items():
         if key not in known:
             raise ProfileError(file, f"stack '{stack}'", f"config.{PROJECT}:{key}", value, "unknown setting",
@@ -343,6 +426,7 @@ def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str)
             problem = f"item {error['loc'][1]}: {problem}"
         raise ProfileError(file, f"stack '{stack}'", f"config.{PROJECT}:{key}", value, problem, fix) from None
     profile._stack = stack
+    profile._secrets = frozenset(secrets)
     return profile
 
 
@@ -377,6 +461,12 @@ def load_profile(stack_file: Path, stack: str) -> Profile:
                                f"write '{PROJECT}:{full_key}'")
         if namespace != PROJECT:
             continue  # provider settings (azure-native:location, aws:region, ...) are Pulumi's business
+        if key in SECRET_KEYS:
+            if not (isinstance(value, dict) and "secure" in value):
+                raise ProfileError(stack_file, f"stack '{stack}'", f"config.{full_key}", "(hidden)", "this setting must be a Pulumi secret, "
+                                   "not plain text in the stack file", f"remove the line and run: pulumi config set --secret {full_key} '<value>'")
+            values[key] = None  # set, value unknown here (encrypted)
+            continue
         if isinstance(value, dict) and "secure" in value:
             raise ProfileError(stack_file, f"stack '{stack}'", f"config.{full_key}", "(secret)", "egress settings are not secret",
                                "store it as plain config")
@@ -388,6 +478,8 @@ def profile_from_pulumi_config(get_raw: Any, stack: str) -> Profile:
     """Build the Profile inside a Pulumi program. ``get_raw(key)`` returns the raw config string or None."""
     values: dict[str, Any] = {}
     for key, decl in config_keys().items():
+        if key in SECRET_KEYS:
+            continue  # read by the program with get_secret
         raw = get_raw(key)
         if raw is None:
             continue

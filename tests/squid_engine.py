@@ -301,7 +301,8 @@ def running_squid(allowlist_conf: str, hosts: Iterable[str], workdir: Path, *,
             _serve(address, port, None, stack)
 
         proxy_port = _free_port()
-        (rundir / "hosts").write_text(f"{address} {' '.join(sorted(set(hosts)))}\n")
+        # One name per line: Squid reads hosts_file lines into a fixed buffer, so a long line loses its tail silently.
+        (rundir / "hosts").write_text("".join(f"{address} {host}\n" for host in sorted(set(hosts))))
         conf = rundir / "squid.conf"
         conf.write_text(RUNTIME.format(port=proxy_port, dir=rundir) + allowlist_conf)
         if os.geteuid() == 0:  # Squid started as root drops to cache_effective_user (proxy) before it writes anything

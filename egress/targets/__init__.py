@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..errors import EgressError
 from ..models import Catalog, Requirement
 from ..profile import Profile
-from . import aws, azure
+from . import aws, azure, kubernetes
 from .verdict import Verdict
 
 
@@ -34,6 +34,8 @@ class Target:
 TARGETS: dict[str, Target] = {
     azure.NAME: Target(azure.NAME, azure.compile_azure, azure.render, azure.evaluate, azure.enforced, azure.check_deploy_settings, azure.summary),
     aws.NAME: Target(aws.NAME, aws.compile_aws, aws.render, aws.evaluate, aws.enforced, aws.check_deploy_settings, aws.summary),
+    kubernetes.NAME: Target(kubernetes.NAME, kubernetes.compile_kubernetes, kubernetes.render, kubernetes.evaluate, kubernetes.enforced,
+                            kubernetes.check_deploy_settings, kubernetes.summary),
 }
 
 

@@ -1,0 +1,41 @@
+"""Kubernetes: the allowlisting egress proxy (Squid), the cluster's own proxy settings, the API-server allowlist.
+
+squid.py         requirements -> Squid ACLs            egress_proxy.py  the proxy's plan and squid.conf
+manifests.py     the proxy's Deployment, Service, ...  cluster_proxy.py OpenShift Proxy, KKP node, AKS, kubeadm settings
+openshift_checks.py  the operator's validation         api_allowlist.py KKP's apiServerAllowedIPRanges, generic Service
+compile.py / render.py / evaluate.py: the target's entry points (DESIGN.md, "Targets")
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from ...models import Catalog, Requirement
+from ..verdict import Verdict
+from .compile import KubernetesPlan, check_deploy_settings, compile_kubernetes, enforced
+from .evaluate import evaluate as evaluate_artefacts
+from .render import render
+
+NAME = "kubernetes"
+
+
+def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement], catalog: Catalog) -> Verdict:
+    """The rendered squid.conf judged against the requirements the egress proxy enforces."""
+    return evaluate_artefacts(artefacts, requirements)
+
+
+def summary(plan: KubernetesPlan) -> str:
+    parts = []
+    if plan.egress_proxy:
+        p = plan.egress_proxy
+        parts.append(f"egress proxy: {len(p.acls)} ACLs for {len(dict(p.role_sources))} role(s), {len(p.not_proxied)} requirement(s) not proxied")
+    if plan.cluster_proxy:
+        parts.append(f"cluster proxy: {', '.join(plan.cluster_proxy.kinds)}")
+    if plan.api_allowlist:
+        parts.append(f"API allowlist ({plan.api_allowlist.mode}): {len(plan.api_allowlist.effective)} range(s)")
+    lines = ["; ".join(parts)]
+    if plan.api_allowlist:
+        lines += [f"  warning: {w}" for w in plan.api_allowlist.warnings]
+    return "\n".join(lines)
+
+
+__all__ = ["NAME", "KubernetesPlan", "check_deploy_settings", "compile_kubernetes", "enforced", "evaluate", "render", "summary"]

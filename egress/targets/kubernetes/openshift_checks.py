@@ -1,0 +1,141 @@
+"""OpenShift's own checks of a cluster Proxy, with its messages (reference/openshift-proxy.md §2).
+
+- ``validate_proxy_spec``: the cluster-network-operator's ``ValidateProxyConfig`` (pkg/controller/proxyconfig/
+  validation.go @ 2a6a57fef3ac): the first error only, in its order. URIs are checked with Go's ``net/url`` semantics
+  (egress/gonet.py). The readiness endpoints' live probe through the proxy cannot run offline; their URIs are checked.
+- ``validate_trust_bundle``: the trustedCA ConfigMap contract: key ``ca-bundle.crt``, not empty, at least one PEM
+  ``CERTIFICATE`` block without headers that parses as X.509 (library-go ``CertsFromPEM``, with ``cryptography``).
+- ``installer_proxy_ip_errors``: openshift-install's rule that a proxy given as an IP must not sit in the cluster or
+  service networks (pkg/types/validation/installconfig.go ``validateIPProxy``), in its field.Error format.
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Iterable, Optional
+
+from ...errors import EgressError
+from ...gonet import CNOValidationError, GoURLError, cno_ip_address_or_cidr, cno_uri, go_quote, parse_ip, parse_request_uri
+
+PROXY_NAME = "cluster"
+TRUSTED_CA_KEY = "ca-bundle.crt"
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
+
+
+class ProxyValidationError(EgressError):
+    """The operator would refuse this Proxy; ``str()`` is the operator's own error text."""
+
+
+def degraded_message(error: str) -> str:
+    """The operator's Degraded condition (reason InvalidProxyConfig) for a validation error."""
+    return (f"The configuration is invalid for proxy '{PROXY_NAME}' ({error}). "
+            f"Use 'oc edit proxy.config.openshift.io {PROXY_NAME}' to fix.")
+
+
+def _uri_scheme(uri: str) -> str:
+    return cno_uri(uri).scheme
+
+
+def _is_domain(value: str) -> bool:
+    """validation.DomainName(v, acceptTrailingDot=true): one leading and one trailing '.' stripped, then DNS-1123 subdomain."""
+    value = value.removeprefix(".").removesuffix(".")
+    return len(value) <= 253 and bool(_DNS1123_SUBDOMAIN.match(value))
+
+
+def _trim_space(value: str) -> str:
+    return value.strip(" \t\n\r\v\f\u0085\u00a0")  # Go strings.TrimSpace: Unicode White_Space
+
+
+def validate_proxy_spec(http_proxy: str = "", https_proxy: str = "", no_proxy: str = "", readiness_endpoints: Iterable[str] = ()) -> None:
+    """Raise ProxyValidationError with the operator's first error, or return when it would accept the spec."""
+    if not http_proxy and not https_proxy:
+        raise ProxyValidationError("httpProxy or httpsProxy must be set when using proxy")
+    if http_proxy:
+        try:
+            scheme = _uri_scheme(http_proxy)
+        except (GoURLError, CNOValidationError) as exc:
+            raise ProxyValidationError(f"invalid httpProxy URI: {exc}") from None
+        if scheme != "http":
+            raise ProxyValidationError("httpProxy requires a 'http' URI scheme")
+    if https_proxy:
+        try:
+            scheme = _uri_scheme(https_proxy)
+        except (GoURLError, CNOValidationError) as exc:
+            raise ProxyValidationError(f"invalid httpsProxy URI: {exc}") from None
+        if scheme not in ("http", "https"):
+            raise ProxyValidationError("httpsProxy requires a 'http' or 'https' URI scheme")
+    if no_proxy and no_proxy != "*":
+        for element in no_proxy.split(","):
+            element = _trim_space(element)
+            if not _is_domain(element):
+                try:
+                    cno_ip_address_or_cidr(element)
+                except CNOValidationError:
+                    raise ProxyValidationError(f"invalid noProxy: {element}") from None
+    for endpoint in readiness_endpoints:
+        try:
+            _uri_scheme(endpoint)
+        except (GoURLError, CNOValidationError) as exc:
+            raise ProxyValidationError(f"invalid URI for readinessEndpoint '{endpoint}': {exc}") from None
+
+
+def validate_trust_bundle(name: str, data: Optional[dict[str, str]]) -> list:
+    """The certificates of the trustedCA ConfigMap ``name`` with ``data`` (None: the ConfigMap does not exist), or
+    ProxyValidationError with the operator's wrapped message."""
+    from cryptography import x509
+
+    if data is None:
+        raise ProxyValidationError(f"failed to validate configmap reference for proxy trustedCA '{name}': failed to get trustedCA "
+                                   f"configmap for proxy {PROXY_NAME}: configmaps \"{name}\" not found")
+    prefix = f"failed to validate trust bundle for proxy trustedCA '{name}': "
+    if TRUSTED_CA_KEY not in data:
+        raise ProxyValidationError(f"{prefix}ConfigMap {go_quote(name)} is missing {go_quote(TRUSTED_CA_KEY)}")
+    bundle = data[TRUSTED_CA_KEY]
+    if not bundle:
+        raise ProxyValidationError(f"{prefix}data key {go_quote(TRUSTED_CA_KEY)} is empty from ConfigMap {go_quote(name)}")
+    certificates = []
+    for block in _pem_blocks(bundle):
+        try:
+            certificates.append(x509.load_der_x509_certificate(block))
+        except ValueError as exc:
+            raise ProxyValidationError(f"{prefix}failed parsing certificate data from ConfigMap {go_quote(name)}: x509: {exc}") from None
+    if not certificates:
+        raise ProxyValidationError(f"{prefix}failed parsing certificate data from ConfigMap {go_quote(name)}: could not read any certificates")
+    return certificates
+
+
+_PEM = re.compile(r"-----BEGIN ([^-\r\n]+)-----\r?\n(.*?)-----END \1-----", re.S)
+
+
+def _pem_blocks(text: str) -> list[bytes]:
+    """The DER bytes of every ``CERTIFICATE`` block without headers (Go's pem.Decode, as CertsFromPEM uses it:
+    other block types and blocks with headers are skipped, text around blocks is ignored)."""
+    import base64
+    import binascii
+
+    blocks = []
+    for kind, body in _PEM.findall(text):
+        if kind != "CERTIFICATE" or ":" in body:
+            continue
+        try:
+            blocks.append(base64.b64decode("".join(body.split()), validate=True))
+        except binascii.Error:
+            continue  # pem.Decode rejects the block
+    return blocks
+
+
+def installer_proxy_ip_errors(field: str, url: str, cluster_networks: Iterable[str], service_networks: Iterable[str]) -> list[str]:
+    """openshift-install: a proxy whose host is an IP must lie outside the cluster and service networks."""
+    try:
+        host = parse_request_uri(url).hostname()
+    except GoURLError:
+        return []
+    address = parse_ip(host)
+    if address is None:
+        return []
+    errors = []
+    for kind, networks in (("cluster", cluster_networks), ("service", service_networks)):
+        if any(address in ipaddress.ip_network(n, strict=False) for n in networks):
+            errors.append(f"proxy.{field}: Invalid value: \"{url}\": proxy value is part of the {kind} networks")
+    return errors

@@ -1,0 +1,67 @@
+"""Render the Kubernetes plan: every object as ``kubernetes/<kind>-<namespace>-<name>.yaml``, and ``squid.conf``.
+
+Proxy credentials are never rendered: objects that carry them at deploy time say so in a comment.
+"""
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from .api_allowlist import generic_service, kkp_cluster_patch
+from .cluster_proxy import aks_http_proxy_config, kkp_seed_patch, kubeadm_proxy_env, openshift_proxy, openshift_trusted_ca
+from .compile import KubernetesPlan
+from .manifests import egress_proxy_objects
+
+CREDENTIALS_NOTE = "# At deploy the proxy URLs carry the credentials of the secret egress-matrix:proxyCredentials (never rendered).\n"
+PATCH_NOTE = "# A server-side-apply patch of an object the platform owns: only these fields are set.\n"
+
+
+def objects(plan: KubernetesPlan) -> list[tuple[dict, bool]]:
+    """(object, is a patch) for everything the target applies, credentials left out."""
+    out: list[tuple[dict, bool]] = []
+    if plan.egress_proxy:
+        out += [(o, False) for o in egress_proxy_objects(plan.egress_proxy)]
+    cp = plan.cluster_proxy
+    if cp:
+        if "openshift" in cp.kinds:
+            out.append((openshift_proxy(cp), True))
+            if (ca := openshift_trusted_ca(cp)) is not None:
+                out.append((ca, False))
+        if (seed := kkp_seed_patch(cp)) is not None:
+            out.append((seed, True))
+        if (env := kubeadm_proxy_env(cp)) is not None:
+            out.append((env, False))
+    if plan.api_allowlist:
+        allowlist = plan.api_allowlist
+        out.append((kkp_cluster_patch(allowlist), True) if allowlist.mode == "kkp" else (generic_service(allowlist), False))
+    return out
+
+
+def file_name(obj: dict) -> str:
+    meta = obj["metadata"]
+    return f"kubernetes/{obj['kind'].lower()}-{meta.get('namespace') or '_cluster'}-{meta['name']}.yaml"
+
+
+def render(plan: KubernetesPlan) -> dict[str, str]:
+    files: dict[str, str] = {}
+    carries_credentials = bool(plan.cluster_proxy and plan.cluster_proxy.credentials)
+    for obj, patch in objects(plan):
+        header = PATCH_NOTE if patch else ""
+        if carries_credentials and obj["kind"] in ("Proxy", "Seed", "Secret"):
+            header += CREDENTIALS_NOTE
+        files[file_name(obj)] = header + yaml.safe_dump(obj, sort_keys=False, width=200)
+    if plan.egress_proxy:
+        files["kubernetes/squid.conf"] = plan.egress_proxy.squid_conf
+        if plan.egress_proxy.not_proxied:
+            files["kubernetes/not-proxied.txt"] = "".join(f"{n.requirement}: {n.reason}\n" for n in plan.egress_proxy.not_proxied)
+    cp = plan.cluster_proxy
+    if cp and cp.openshift_status_no_proxy is not None:
+        files["kubernetes/openshift-status-noproxy.txt"] = cp.openshift_status_no_proxy + "\n"
+    if cp and (aks := aks_http_proxy_config(cp)) is not None:
+        files["kubernetes/aks-http-proxy-config.json"] = json.dumps(aks, indent=2) + "\n"
+    if plan.api_allowlist:
+        a = plan.api_allowlist
+        files["kubernetes/api-server-allowlist.txt"] = "".join(
+            [f"mode: {a.mode}\n", f"effective loadBalancerSourceRanges: {','.join(a.effective)}\n", *(f"warning: {w}\n" for w in a.warnings)])
+    return files

@@ -1,0 +1,175 @@
+"""The egress proxy's allowlist: requirements -> Squid ACLs and http_access lines (pure; reference/verification-engines.md §1).
+
+Squid's matching, as the engine behaves (tests/test_squid_engine.py pins each point):
+- ``dstdomain -n``: ``x`` is exactly x, ``.x`` is x *and* every subdomain; ``-n`` stops a CONNECT to an IP literal
+  from matching by reverse DNS. ``*.x`` would be a literal name, so a matrix wildcard is written as ``.x`` only when
+  its apex is required in the same ACL, and otherwise as ``dstdom_regex -n -i \\.x$`` (subdomains, never the apex).
+- Two entries of one ``dstdomain`` ACL that overlap (``a.x`` and ``.x``) are FATAL: covered entries are dropped.
+- HTTPS is ``CONNECT`` to the required ports only; plain HTTP is a proxied ``GET http://...`` (not CONNECT, protocol
+  HTTP) to the required ports only; both only from the role's sources; ``http_access deny all`` ends the list.
+One ACL per (platform, feature, role, protocol, ports), named like every target's rules (DESIGN.md, "Explainable
+rules") and commented with the entry ids, so turning a feature on adds its own lines and leaves the others alone.
+What a forward proxy cannot carry (other protocols, address or service-tag destinations) is listed, not dropped.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable, Literal
+
+from ...addresses import format_ports
+from ...errors import EgressError
+from ...models import Requirement, Strict
+from ..naming import feature_parts, rule_stem
+from ..options import requirement_label
+
+
+class EgressProxyCompileError(EgressError):
+    """The stack's requirements cannot be expressed as the egress proxy's allowlist."""
+
+
+class SquidAcl(Strict):
+    """One allow: a role, HTTP or HTTPS, the ports, the names."""
+
+    name: str
+    role: str
+    protocol: Literal["http", "https"]
+    ports: str  # "443" or "80,8080" or "30000-32767" (matrix notation)
+    domains: tuple[str, ...]  # dstdomain -n: "host" or ".domain" (the apex and its subdomains are both required)
+    subdomains: tuple[str, ...]  # "*.domain" wildcards whose apex is not required here: dstdom_regex, never the apex
+    entry_ids: tuple[str, ...]
+
+    @property
+    def regex_name(self) -> str:
+        return f"{self.name}-subdomains"
+
+
+class NotProxied(Strict):
+    """A requirement of a proxied role that a forward proxy does not carry, and why."""
+
+    requirement: str
+    reason: str
+
+
+def port_acl_name(ports: str) -> str:
+    return "ports-" + ports.replace(",", "_")
+
+
+def role_acl_name(role: str) -> str:
+    return f"role-{role}"
+
+
+def subdomain_regex(wildcard: str) -> str:
+    """``*.x.com`` -> ``\\.x\\.com$`` (Squid's POSIX extended regex: any name ending in '.x.com')."""
+    return re.sub(r"([.\\^$|?*+()\[\]{}])", r"\\\1", wildcard[1:]) + "$"
+
+
+def _proxied_option(req: Requirement):
+    """The first option a forward proxy can carry (HTTP/HTTPS to a name), else (None, why not)."""
+    reasons = []
+    for option in req.options():
+        if option.protocol not in ("http", "https"):
+            reasons.append(f"{option.protocol} is not HTTP or HTTPS; a forward proxy carries only those")
+        elif option.kind not in ("fqdn", "wildcard"):
+            reasons.append(f"a {option.kind} destination is matched by address, not by the name a proxy request carries")
+        else:
+            return option, ""
+    return None, "; ".join(dict.fromkeys(reasons))
+
+
+def _check_wildcard(name: str, req: Requirement) -> None:
+    if "*" in name and (not name.startswith("*.") or name.count("*") > 1):
+        raise EgressProxyCompileError(
+            f"requirement {requirement_label(req)}: '{name}' has '*' inside a label; the egress proxy matches a name exactly or "
+            "by its subdomains ('*.x'). Fix: drop the entry's level from egress-matrix:levels, or give the matrix entry a supported alternative")
+
+
+def _normalise(hosts: set[str], wildcards: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(dstdomain entries, subdomain wildcards) with no entry covered by another: Squid refuses overlaps in one ACL."""
+    suffixes = {w[2:] for w in wildcards}
+    dotted = {s for s in suffixes if s in hosts}  # apex and subdomains both required: '.x'
+    regexes = suffixes - dotted
+
+    def under(name: str, parents: Iterable[str]) -> bool:
+        return any(name.endswith("." + p) for p in parents)
+
+    domains = {f".{s}" for s in dotted if not under(s, suffixes - {s})}
+    domains |= {h for h in hosts - dotted if not under(h, suffixes)}
+    regexes = {s for s in regexes if not under(s, suffixes - {s})}
+    order = lambda n: (n.lstrip(".").split(".")[::-1], n)  # grouped by domain, readable in a diff
+    return tuple(sorted(domains, key=order)), tuple(f"*.{s}" for s in sorted(regexes, key=order))
+
+
+def compile_acls(requirements: Iterable[Requirement], roles: Iterable[str], entries: dict) -> tuple[tuple[SquidAcl, ...], tuple[NotProxied, ...]]:
+    """The proxied roles' requirements as ACLs, and the ones a forward proxy does not carry."""
+    wanted = set(roles)
+    groups: dict[tuple[str, str, str, str], dict] = {}
+    not_proxied: list[NotProxied] = []
+    for req in requirements:
+        if req.role not in wanted:
+            continue
+        option, why = _proxied_option(req)
+        if option is None:
+            not_proxied.append(NotProxied(requirement=requirement_label(req), reason=why))
+            continue
+        ports = format_ports(option.ports)
+        for (platform, feature), ids in sorted(feature_parts(req, entries).items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+            stem = rule_stem(platform, feature, req.role)
+            group = groups.setdefault((stem, option.protocol, ports, req.role), {"hosts": set(), "wildcards": set(), "ids": set()})
+            for name in option.destinations:
+                name = name.lower().rstrip(".")
+                _check_wildcard(name, req)
+                (group["wildcards"] if name.startswith("*.") else group["hosts"]).add(name)
+            group["ids"].update(ids)
+    acls = []
+    names: dict[str, tuple] = {}
+    for (stem, protocol, ports, role), group in sorted(groups.items()):
+        default = {"https": "443", "http": "80"}[protocol]
+        name = f"{stem}-{protocol}" if ports == default else f"{stem}-{protocol}-{ports.replace(',', '_')}"
+        if name in names:
+            raise EgressProxyCompileError(f"two ACLs would be named '{name}' ({names[name]} and {(stem, protocol, ports)})")
+        names[name] = (stem, protocol, ports)
+        domains, subdomains = _normalise(group["hosts"], group["wildcards"])
+        acls.append(SquidAcl(name=name, role=role, protocol=protocol, ports=ports, domains=domains, subdomains=subdomains,
+                             entry_ids=tuple(sorted(group["ids"]))))
+    not_proxied.sort(key=lambda n: n.requirement)
+    return tuple(acls), tuple(not_proxied)
+
+
+def _wrap(directive: str, values: Iterable[str], width: int = 100) -> list[str]:
+    """``acl NAME TYPE v1 v2 ...`` split over lines of about ``width`` (Squid accumulates repeated acl lines)."""
+    lines, current = [], []
+    for value in values:
+        if current and len(directive) + sum(len(v) + 1 for v in current) + len(value) > width:
+            lines.append(" ".join([directive, *current]))
+            current = []
+        current.append(value)
+    if current:
+        lines.append(" ".join([directive, *current]))
+    return lines
+
+
+def allowlist_text(acls: tuple[SquidAcl, ...], role_sources: dict[str, tuple[str, ...]]) -> str:
+    """The access-control part of squid.conf: role and port ACLs, one commented ACL per allow, http_access lines."""
+    lines = ["# --- egress-matrix allowlist: one ACL per platform, feature, role, protocol and ports; ids are matrix entries ---",
+             "acl CONNECT method CONNECT", "acl http-scheme proto HTTP"]
+    for role in sorted({a.role for a in acls}):
+        lines += _wrap(f"acl {role_acl_name(role)} src", role_sources[role])
+    for ports in sorted({a.ports for a in acls}, key=lambda p: (len(p), p)):
+        lines.append(f"acl {port_acl_name(ports)} port {ports.replace(',', ' ')}")
+    for acl in acls:
+        lines.append("")
+        lines.append(f"# {acl.name}: {acl.role} -> {acl.protocol.upper()} {acl.ports}")
+        lines += _wrap("#   entries:", acl.entry_ids)
+        if acl.domains:
+            lines += _wrap(f"acl {acl.name} dstdomain -n", acl.domains)
+        if acl.subdomains:
+            lines += _wrap(f"acl {acl.regex_name} dstdom_regex -n -i", [subdomain_regex(w) for w in acl.subdomains])
+        method = "CONNECT" if acl.protocol == "https" else "!CONNECT http-scheme"
+        for matcher in ([acl.name] if acl.domains else []) + ([acl.regex_name] if acl.subdomains else []):
+            lines.append(f"http_access allow {method} {role_acl_name(acl.role)} {port_acl_name(acl.ports)} {matcher}")
+    lines += ["", "# everything else", "http_access deny all", ""]
+    return "\n".join(lines)
+
+
+__all__ = ["EgressProxyCompileError", "NotProxied", "SquidAcl", "allowlist_text", "compile_acls", "port_acl_name", "role_acl_name",
+           "subdomain_regex"]
