@@ -19,7 +19,7 @@ from . import render
 from .docs import matrix_markdown, pulumi_yaml_with_config
 from .errors import EgressError
 from .exports import allowlist_exports
-from .noproxy import openshift_no_proxy
+from .noproxy import NoProxyInputs, merge_no_proxy, openshift_no_proxy
 from .project import Project, find_project, open_project
 from .targets import TARGETS
 
@@ -122,6 +122,53 @@ def render_command(
             path.write_text(text, encoding="utf-8")
         head, *details = spec.summary(plan).split("\n")
         Console(stderr=True).print("\n".join([f"wrote {head} to {directory}", *details]), highlight=False)
+
+
+# install-config platform names -> the Infrastructure platform type the operator keys on
+_PLATFORM_TYPES = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "openstack": "OpenStack", "vsphere": "VSphere", "baremetal": "BareMetal",
+                   "none": "None", "nutanix": "Nutanix", "ovirt": "oVirt", "ibmcloud": "IBMCloud", "powervs": "PowerVS", "external": "External"}
+
+
+@app.command("noproxy")
+def noproxy_command(
+    platform: Annotated[Optional[str], typer.Option("--platform", help="Infrastructure platform type (AWS, GCP, Azure, OpenStack, VSphere, ... or the install-config name).")] = None,
+    region: Annotated[str, typer.Option("--region", help="AWS region (platformStatus.aws.region).")] = "",
+    cluster_name: Annotated[str, typer.Option("--cluster-name", help="Cluster name: the internal API host is api-int.<name>.<base domain>.")] = "",
+    base_domain: Annotated[str, typer.Option("--base-domain", help="Base domain.")] = "",
+    service_network: Annotated[Optional[list[str]], typer.Option("--service-network", help="Service network CIDR (repeatable).")] = None,
+    cluster_network: Annotated[Optional[list[str]], typer.Option("--cluster-network", help="Cluster (pod) network CIDR (repeatable).")] = None,
+    machine_network: Annotated[Optional[list[str]], typer.Option("--machine-network", help="Machine network CIDR (repeatable).")] = None,
+    no_proxy: Annotated[str, typer.Option("--no-proxy", help="Proxy spec.noProxy, as written.")] = "",
+    http_proxy: Annotated[str, typer.Option("--http-proxy", help="Proxy spec.httpProxy.")] = "",
+    https_proxy: Annotated[str, typer.Option("--https-proxy", help="Proxy spec.httpsProxy.")] = "",
+    azure_cloud_name: Annotated[str, typer.Option("--azure-cloud-name", help="platformStatus.azure.cloudName (Azure).")] = "",
+    project: ProjectOption = None,
+) -> None:
+    """Print the status.noProxy OpenShift's network operator computes for a Proxy (last line of output), after its own
+    validation: an invalid Proxy exits 1 with the operator's message."""
+    from .targets.kubernetes.openshift_checks import ProxyValidationError, degraded_message, validate_proxy_spec
+
+    note = Console(stderr=True, highlight=False, soft_wrap=True)
+    if http_proxy or https_proxy or no_proxy:
+        try:
+            validate_proxy_spec(http_proxy, https_proxy, no_proxy)
+        except ProxyValidationError as exc:
+            raise EgressError(degraded_message(str(exc))) from None
+    if (http_proxy or https_proxy) and no_proxy != "*":
+        if not cluster_name or not base_domain:
+            raise EgressError("internal api server url missing from infrastructure config 'cluster'. Fix: pass --cluster-name and --base-domain")
+        if not service_network:
+            note.print("note: no --service-network given; a running cluster's network status always has one")
+        if not cluster_network:
+            note.print("note: no --cluster-network given; a running cluster's network status always has one")
+    platform_type = _PLATFORM_TYPES.get((platform or "").lower(), platform) if platform else None
+    if platform_type == "AWS" and not region:
+        note.print("note: no --region: the operator would add '..compute.internal' for an empty AWS region")
+    facts = NoProxyInputs(platform=platform_type, aws_region=region, azure_cloud_name=azure_cloud_name,
+                          api_internal_host=f"api-int.{cluster_name}.{base_domain}" if cluster_name and base_domain else "",
+                          machine_networks=tuple(machine_network or ()), service_networks=tuple(service_network or ()),
+                          cluster_networks=tuple(cluster_network or ()))
+    _out(merge_no_proxy(_project(project).catalog(), facts, http_proxy, https_proxy, no_proxy) + "\n")
 
 
 @catalog_app.command("export")
