@@ -1,7 +1,7 @@
 """egress-matrix Pulumi program: stack config -> core -> components -> exports.
 
 The stack's required-endpoint matrix is resolved, exported, and compiled for each enforcement target the stack
-lists in `egress-matrix:targets` (azure, aws; Kubernetes arrives with its issue).
+lists in `egress-matrix:targets` (azure, aws, kubernetes).
 """
 from pathlib import Path
 
@@ -10,7 +10,7 @@ import pulumi
 from egress.catalog import load_catalog
 from egress.errors import EgressError
 from egress.exports import allowlist_exports
-from egress.profile import PROJECT, profile_from_pulumi_config
+from egress.profile import PROJECT, SECRET_KEYS, profile_from_pulumi_config
 from egress.render import requirement_json
 from egress.resolve import resolve
 from egress.targets import target
@@ -20,7 +20,10 @@ stack = pulumi.get_stack()
 
 try:
     catalog = load_catalog(ROOT / "matrix")
-    profile = profile_from_pulumi_config(pulumi.Config(PROJECT).get, stack)
+    config = pulumi.Config(PROJECT)
+    # Secret settings never enter the Profile: it only learns which are set; their values stay secret Outputs.
+    secrets = {key: config.get_secret(key) for key in SECRET_KEYS}
+    profile = profile_from_pulumi_config(config.get, stack).with_secrets(key for key, value in secrets.items() if value is not None)
     requirements = resolve(catalog, profile, f"Pulumi config of stack '{stack}'", stack)
     plans = {}
     for name in profile.targets:
@@ -86,3 +89,23 @@ if "aws" in plans:
     pulumi.export("awsFirewallPolicyArn", firewall.policy_arn)
     pulumi.export("awsSecurityGroupIds", security_groups.security_group_ids)
     pulumi.export("awsDomainListBroadening", [f"{b.role} {b.target_type} {b.target}: {b.allows}" for b in aws_plan.broadening if b.allows])
+
+if "kubernetes" in plans:
+    from components.kubernetes_egress import ApiServerAllowlist, ClusterProxy, EgressProxy
+
+    k8s_plan = plans["kubernetes"]
+    if k8s_plan.egress_proxy:
+        egress_proxy = EgressProxy("egress-proxy", k8s_plan.egress_proxy)
+        pulumi.export("egressProxyUrl", egress_proxy.url)
+        pulumi.export("egressProxyNotProxied", [f"{n.requirement}: {n.reason}" for n in k8s_plan.egress_proxy.not_proxied])
+    if k8s_plan.cluster_proxy:
+        cluster_proxy = ClusterProxy("cluster-proxy", k8s_plan.cluster_proxy, credentials=secrets["proxyCredentials"])
+        # What the operator will compute, so users see it before applying; no credentials in it.
+        pulumi.export("openshiftStatusNoProxy", cluster_proxy.openshift_status_no_proxy)
+        if cluster_proxy.aks_http_proxy_config is not None:
+            pulumi.export("aksHttpProxyConfig", cluster_proxy.aks_http_proxy_config)
+    if k8s_plan.api_allowlist:
+        allowlist = ApiServerAllowlist("api-server-allowlist", k8s_plan.api_allowlist)
+        pulumi.export("apiServerEffectiveSourceRanges", allowlist.effective_source_ranges)
+        for warning in k8s_plan.api_allowlist.warnings:
+            pulumi.log.warn(warning)

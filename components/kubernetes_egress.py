@@ -1,0 +1,74 @@
+"""The Kubernetes target's components: mapping-only adapters from the compiled KubernetesPlan (egress/targets/kubernetes).
+
+- EgressProxy (``egress:kubernetes:EgressProxy``): Namespace, ConfigMap (squid.conf), Deployment, Service, PDB, NetworkPolicy.
+- ClusterProxy (``egress:kubernetes:ClusterProxy``): OpenShift Proxy patch + user-ca-bundle, KKP Seed patch, kubeadm
+  env; proxy URLs carry the credentials only inside secret Outputs.
+- ApiServerAllowlist (``egress:kubernetes:ApiServerAllowlist``): the KKP Cluster patch, or a LoadBalancer Service.
+Logical names are the objects' kind/namespace/name: stable keys, never positions.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import pulumi
+
+from egress.targets.kubernetes.api_allowlist import ApiAllowlistPlan, generic_service, kkp_cluster_patch
+from egress.targets.kubernetes.cluster_proxy import (ClusterProxyPlan, aks_http_proxy_config, kkp_seed_patch, kubeadm_proxy_env, openshift_proxy,
+                                                     openshift_trusted_ca)
+from egress.targets.kubernetes.egress_proxy import EgressProxyPlan
+from egress.targets.kubernetes.manifests import egress_proxy_objects
+
+from .kubernetes_objects import object_resource
+
+
+def logical_name(prefix: str, obj: dict) -> str:
+    meta = obj["metadata"]
+    return "-".join(p for p in (prefix, obj["kind"].lower(), meta.get("namespace"), meta["name"]) if p)
+
+
+class EgressProxy(pulumi.ComponentResource):
+    def __init__(self, name: str, plan: EgressProxyPlan, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("egress:kubernetes:EgressProxy", name, None, opts)
+        namespace, *rest = egress_proxy_objects(plan)
+        ns = object_resource(logical_name(name, namespace), namespace, pulumi.ResourceOptions(parent=self))
+        for obj in rest:
+            object_resource(logical_name(name, obj), obj, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+        self.url = plan.url
+        self.register_outputs({"url": plan.url})
+
+
+class ClusterProxy(pulumi.ComponentResource):
+    def __init__(self, name: str, plan: ClusterProxyPlan, credentials: Optional[pulumi.Output] = None,
+                 opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("egress:kubernetes:ClusterProxy", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+
+        def secret_body(build, field: str, obj: dict) -> dict:
+            """The body field holding URLs, rebuilt with the credentials inside a secret Output."""
+            if credentials is None:
+                return {}
+            return {field: pulumi.Output.secret(credentials).apply(lambda c: build(plan, c)[field])}
+
+        if "openshift" in plan.kinds:
+            ca = openshift_trusted_ca(plan)
+            depends = [object_resource(logical_name(name, ca), ca, child)] if ca else []
+            proxy = openshift_proxy(plan)
+            object_resource(logical_name(name, proxy), proxy, pulumi.ResourceOptions(parent=self, depends_on=depends), patch=True,
+                            secret_fields=secret_body(openshift_proxy, "spec", proxy))
+        if (seed := kkp_seed_patch(plan)) is not None:
+            object_resource(logical_name(name, seed), seed, child, patch=True, secret_fields=secret_body(kkp_seed_patch, "spec", seed))
+        if (env := kubeadm_proxy_env(plan)) is not None:
+            field = "stringData" if env["kind"] == "Secret" else "data"
+            object_resource(logical_name(name, env), env, child, secret_fields=secret_body(kubeadm_proxy_env, field, env))
+        self.openshift_status_no_proxy = plan.openshift_status_no_proxy
+        self.aks_http_proxy_config = aks_http_proxy_config(plan)
+        self.register_outputs({})
+
+
+class ApiServerAllowlist(pulumi.ComponentResource):
+    def __init__(self, name: str, plan: ApiAllowlistPlan, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("egress:kubernetes:ApiServerAllowlist", name, None, opts)
+        obj = kkp_cluster_patch(plan) if plan.mode == "kkp" else generic_service(plan)
+        object_resource(logical_name(name, obj), obj, pulumi.ResourceOptions(parent=self), patch=plan.mode == "kkp")
+        self.effective_source_ranges = list(plan.effective)
+        self.register_outputs({"effectiveSourceRanges": list(plan.effective)})
