@@ -89,8 +89,10 @@ def _normalise(hosts: set[str], wildcards: set[str]) -> tuple[tuple[str, ...], t
     dotted = {s for s in suffixes if s in hosts}  # apex and subdomains both required: '.x'
     regexes = suffixes - dotted
 
-    def under(name: str, parents: Iterable[str]) -> bool:
-        return any(name.endswith("." + p) for p in parents)
+    def under(name: str, parents: set[str]) -> bool:
+        """Is some proper parent domain of ``name`` in ``parents``? (a set lookup per label: linear in the names)"""
+        labels = name.split(".")
+        return any(".".join(labels[i:]) in parents for i in range(1, len(labels)))
 
     domains = {f".{s}" for s in dotted if not under(s, suffixes - {s})}
     domains |= {h for h in hosts - dotted if not under(h, suffixes)}
