@@ -107,6 +107,11 @@ def compile_api_allowlist(profile: Profile) -> Optional[ApiAllowlistPlan]:
                                               "aws" if profile.kkp_seed_cloud == "aws" else "")
     else:
         effective = sorted(set(cidrs), key=lambda s: s.encode())
+    opened = [c for c in effective if "/" in c and ipaddress.ip_network(c, strict=False).prefixlen == 0]
+    if opened and not profile.api_server_allow_all:
+        raise ApiAllowlistCompileError(f"the load balancer would carry {opened[0]} (from the Seed's ranges: kkpSeedDefaultApiServerAllowedIpRanges / "
+                                       "kkpSeedNodeportProxySourceRanges), which opens the API server to the whole internet. Fix: narrow the "
+                                       "Seed's ranges, or set egress-matrix:apiServerAllowAll: true if that is intended")
     needed = {"nodeEgressCidrs (the nodes' egress)": profile.node_egress_cidrs, "seedSources (the seed's nodes)": profile.seed_sources if mode == "kkp" else (),
               "kkpSeedPodCidrs (the seed's pods, filtered since Kubernetes 1.25)": profile.kkp_seed_pod_cidrs if mode == "kkp" else (),
               "podCidrs (the cluster's pods, filtered since Kubernetes 1.25)": profile.pod_cidrs if mode == "generic" else ()}

@@ -71,7 +71,7 @@ def _check_url(setting: str, url: str, profile: Profile) -> None:
     except ValueError as exc:
         raise _fail(setting, url, str(exc), "write e.g. http://proxy.example.com:3128") from None
     if parsed.user is not None:
-        raise _fail(setting, url, "the URL carries credentials, which would be stored in plain text",
+        raise _fail(setting, f"{parsed.scheme}://(credentials hidden)@{parsed.host}", "the URL carries credentials, which would be stored in plain text",
                     "remove them from the URL and run: pulumi config set --secret egress-matrix:proxyCredentials 'user:password'")
     errors = installer_proxy_ip_errors(setting, url, profile.pod_cidrs, profile.service_cidrs)
     if errors and not (profile.egress_proxy and profile.egress_proxy_cluster_ip and parsed.hostname() == profile.egress_proxy_cluster_ip):
@@ -103,7 +103,8 @@ def compile_cluster_proxy(catalog: Catalog, profile: Profile, proxy_url: Optiona
         validate_proxy_spec(http_proxy, https_proxy, no_proxy, profile.proxy_readiness_endpoints)
     except ProxyValidationError as exc:
         raise _fail("httpProxy / httpsProxy / noProxy / proxyReadinessEndpoints", [http_proxy, https_proxy, no_proxy],
-                    f"OpenShift's network operator would refuse the Proxy: {degraded_message(str(exc))}", "correct the setting it names") from None
+                    f"OpenShift's network operator would refuse the Proxy ({degraded_message(str(exc)).rstrip('.')})",
+                    "correct the value the operator names") from None
     if profile.proxy_trusted_ca is not None:
         try:
             validate_trust_bundle(USER_CA_BUNDLE, {TRUSTED_CA_KEY: profile.proxy_trusted_ca})

@@ -110,6 +110,10 @@ def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement]) 
                     apex_allowed, why = _decide(acls, access, {**request, "host": name[2:]}, assumed)
                     if apex_allowed:
                         extra.add(f"{req.role} -> {name[2:]} {option.protocol}/{port_range}: the apex of {destination} ({why})")
-    required = {(r.role, d.lower()) for r in requirements if _proxied_option(r)[0] for d in _proxied_option(r)[0].destinations}
-    extra = {e for e in extra if (e.split(" -> ")[0], e.split(" -> ")[1].split(" ")[0]) not in required}
+    required = [(r.role, d.lower()) for r in requirements if _proxied_option(r)[0] for d in _proxied_option(r)[0].destinations]
+
+    def asked_for(role: str, host: str) -> bool:  # the apex is itself required, or lies under another required wildcard
+        return any(r == role and (d == host or (d.startswith("*.") and host.endswith(d[1:]))) for r, d in required)
+
+    extra = {e for e in extra if not asked_for(e.split(" -> ")[0], e.split(" -> ")[1].split(" ")[0])}
     return Verdict(missing=tuple(missing), extra=tuple(sorted(extra)), rules_checked=len(access), assumed=tuple(sorted(assumed)))

@@ -98,14 +98,15 @@ def validate_trust_bundle(name: str, data: Optional[dict[str, str]]) -> list:
     for block in _pem_blocks(bundle):
         try:
             certificates.append(x509.load_der_x509_certificate(block))
-        except ValueError as exc:
-            raise ProxyValidationError(f"{prefix}failed parsing certificate data from ConfigMap {go_quote(name)}: x509: {exc}") from None
+        except ValueError:  # Go's x509.ParseCertificate says no more than this about bad DER
+            raise ProxyValidationError(f"{prefix}failed parsing certificate data from ConfigMap {go_quote(name)}: x509: malformed certificate") from None
     if not certificates:
         raise ProxyValidationError(f"{prefix}failed parsing certificate data from ConfigMap {go_quote(name)}: could not read any certificates")
     return certificates
 
 
-_PEM = re.compile(r"-----BEGIN ([^-\r\n]+)-----\r?\n(.*?)-----END \1-----", re.S)
+# pem.Decode: BEGIN at the start of the data or of a line, END at the start of a line
+_PEM = re.compile(r"(?:\A|(?<=\n))-----BEGIN ([^-\r\n]+)-----[ \t]*\r?\n(.*?\n|)-----END \1-----", re.S)
 
 
 def _pem_blocks(text: str) -> list[bytes]:
