@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pytest
 
 from egress.targets.kubernetes.egress_proxy import compile_egress_proxy
-from egress.targets.kubernetes.squid import _proxied_option
+from egress.targets.kubernetes.squid import proxied_option
 
 from aws_stacks import stack
 from squid_engine import needs_squid, parse_config, running_squid
@@ -50,7 +50,7 @@ def _needs(requirements, roles) -> list[Need]:
     for req in requirements:
         if req.role not in roles:
             continue
-        option, _ = _proxied_option(req)
+        option, _ = proxied_option(req)
         if option is not None:
             needs += [Need(req.role, option.protocol, d.lower(), option.ports) for d in option.destinations]
     return needs

@@ -41,7 +41,7 @@ from egress.targets.kubernetes.egress_proxy import EgressProxyCompileError
 from egress.targets.kubernetes.openshift_checks import (ProxyValidationError, installer_proxy_ip_errors, validate_proxy_spec,
                                                         validate_trust_bundle)
 from egress.targets.kubernetes.render import CREDENTIALS_NOTE, PATCH_NOTE, file_name, objects
-from egress.targets.kubernetes.squid import _proxied_option
+from egress.targets.kubernetes.squid import proxied_option
 
 from aws_stacks import ROOT, req, stack
 from k8s_schemas import validate
@@ -652,7 +652,7 @@ def test_removing_one_allow_loses_exactly_what_it_alone_allowed(name):
     lines = [(acl, matcher) for acl in plan.egress_proxy.acls for matcher in ("domains", "subdomains") if getattr(acl, matcher)]
     probes = []
     for r in reqs:
-        option, _ = _proxied_option(r)
+        option, _ = proxied_option(r)
         for destination in option.destinations:
             host = f"probe.{destination[2:]}" if destination.startswith("*.") else destination
             probes += [(f"{r.role} -> {destination} {option.protocol}/{pr}", r.role, option.protocol, pr.start, host.lower()) for pr in option.ports]

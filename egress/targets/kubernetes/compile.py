@@ -9,7 +9,7 @@ from ...profile import Profile
 from .api_allowlist import ApiAllowlistPlan, compile_api_allowlist
 from .cluster_proxy import ClusterProxyPlan, compile_cluster_proxy
 from .egress_proxy import EgressProxyPlan, compile_egress_proxy
-from .squid import _proxied_option
+from .squid import proxied_option
 
 
 class KubernetesPlan(Strict):
@@ -22,7 +22,7 @@ def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
     """What the egress proxy enforces: the HTTP/HTTPS-to-a-name requirements of egressProxyRoles."""
     if not profile.egress_proxy:
         return []
-    return [r for r in requirements if r.role in profile.egress_proxy_roles and _proxied_option(r)[0] is not None]
+    return [r for r in requirements if r.role in profile.egress_proxy_roles and proxied_option(r)[0] is not None]
 
 
 def compile_kubernetes(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> KubernetesPlan:

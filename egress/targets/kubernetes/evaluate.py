@@ -16,7 +16,7 @@ from typing import Iterable, Mapping
 
 from ...models import Requirement
 from ..verdict import Verdict
-from .squid import _proxied_option
+from .squid import proxied_option
 
 SQUID_CONF = "kubernetes/squid.conf"
 
@@ -92,7 +92,7 @@ def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement]) 
     missing, extra, assumed = [], set(), set()
     probed = 0
     for req in requirements:
-        option, _ = _proxied_option(req)
+        option, _ = proxied_option(req)
         if option is None:
             continue
         source = str(ipaddress.ip_network(req.sources[0]).network_address) if req.sources else "0.0.0.0"
@@ -110,7 +110,7 @@ def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement]) 
                     apex_allowed, why = _decide(acls, access, {**request, "host": name[2:]}, assumed)
                     if apex_allowed:
                         extra.add(f"{req.role} -> {name[2:]} {option.protocol}/{port_range}: the apex of {destination} ({why})")
-    required = [(r.role, d.lower()) for r in requirements if _proxied_option(r)[0] for d in _proxied_option(r)[0].destinations]
+    required = [(r.role, d.lower()) for r in requirements if proxied_option(r)[0] for d in proxied_option(r)[0].destinations]
 
     def asked_for(role: str, host: str) -> bool:  # the apex is itself required, or lies under another required wildcard
         return any(r == role and (d == host or (d.startswith("*.") and host.endswith(d[1:]))) for r, d in required)

@@ -33,8 +33,12 @@ def degraded_message(error: str) -> str:
             f"Use 'oc edit proxy.config.openshift.io {PROXY_NAME}' to fix.")
 
 
-def _uri_scheme(uri: str) -> str:
-    return cno_uri(uri).scheme
+def _scheme(field: str, uri: str) -> str:
+    """validation.URI's scheme, or the operator's 'invalid <field> URI' error."""
+    try:
+        return cno_uri(uri).scheme
+    except (GoURLError, CNOValidationError) as exc:
+        raise ProxyValidationError(f"invalid {field} URI: {exc}") from None
 
 
 def _is_domain(value: str) -> bool:
@@ -51,20 +55,10 @@ def validate_proxy_spec(http_proxy: str = "", https_proxy: str = "", no_proxy: s
     """Raise ProxyValidationError with the operator's first error, or return when it would accept the spec."""
     if not http_proxy and not https_proxy:
         raise ProxyValidationError("httpProxy or httpsProxy must be set when using proxy")
-    if http_proxy:
-        try:
-            scheme = _uri_scheme(http_proxy)
-        except (GoURLError, CNOValidationError) as exc:
-            raise ProxyValidationError(f"invalid httpProxy URI: {exc}") from None
-        if scheme != "http":
-            raise ProxyValidationError("httpProxy requires a 'http' URI scheme")
-    if https_proxy:
-        try:
-            scheme = _uri_scheme(https_proxy)
-        except (GoURLError, CNOValidationError) as exc:
-            raise ProxyValidationError(f"invalid httpsProxy URI: {exc}") from None
-        if scheme not in ("http", "https"):
-            raise ProxyValidationError("httpsProxy requires a 'http' or 'https' URI scheme")
+    if http_proxy and _scheme("httpProxy", http_proxy) != "http":
+        raise ProxyValidationError("httpProxy requires a 'http' URI scheme")
+    if https_proxy and _scheme("httpsProxy", https_proxy) not in ("http", "https"):
+        raise ProxyValidationError("httpsProxy requires a 'http' or 'https' URI scheme")
     if no_proxy and no_proxy != "*":
         for element in no_proxy.split(","):
             element = _trim_space(element)
@@ -75,7 +69,7 @@ def validate_proxy_spec(http_proxy: str = "", https_proxy: str = "", no_proxy: s
                     raise ProxyValidationError(f"invalid noProxy: {element}") from None
     for endpoint in readiness_endpoints:
         try:
-            _uri_scheme(endpoint)
+            cno_uri(endpoint)
         except (GoURLError, CNOValidationError) as exc:
             raise ProxyValidationError(f"invalid URI for readinessEndpoint '{endpoint}': {exc}") from None
 

@@ -63,7 +63,7 @@ def subdomain_regex(wildcard: str) -> str:
     return re.sub(r"([.\\^$|?*+()\[\]{}])", r"\\\1", wildcard[1:]) + "$"
 
 
-def _proxied_option(req: Requirement):
+def proxied_option(req: Requirement):
     """The first option a forward proxy can carry (HTTP/HTTPS to a name), else (None, why not)."""
     reasons = []
     for option in req.options():
@@ -109,7 +109,7 @@ def compile_acls(requirements: Iterable[Requirement], roles: Iterable[str], entr
     for req in requirements:
         if req.role not in wanted:
             continue
-        option, why = _proxied_option(req)
+        option, why = proxied_option(req)
         if option is None:
             not_proxied.append(NotProxied(requirement=requirement_label(req), reason=why))
             continue
@@ -173,5 +173,5 @@ def allowlist_text(acls: tuple[SquidAcl, ...], role_sources: dict[str, tuple[str
     return "\n".join(lines)
 
 
-__all__ = ["EgressProxyCompileError", "NotProxied", "SquidAcl", "allowlist_text", "compile_acls", "port_acl_name", "role_acl_name",
+__all__ = ["EgressProxyCompileError", "NotProxied", "SquidAcl", "allowlist_text", "compile_acls", "port_acl_name", "proxied_option", "role_acl_name",
            "subdomain_regex"]
