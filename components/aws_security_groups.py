@@ -14,6 +14,7 @@ from typing import Optional
 import pulumi
 import pulumi_aws as aws
 
+from egress.targets.aws.deployed import ROLE_TAG
 from egress.targets.aws.plan import AwsPlan, SecurityGroupRule
 
 TYPE_TOKEN = "egress:aws:SecurityGroupEgress"
@@ -40,7 +41,7 @@ class AwsSecurityGroupEgress(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         ids = {}
         for group in plan.security_groups:
-            created = aws.ec2.SecurityGroup(group.name, vpc_id=vpc_id, tags={"Name": group.name},
+            created = aws.ec2.SecurityGroup(group.name, vpc_id=vpc_id, tags={"Name": group.name, ROLE_TAG: group.role},
                                             description=f"egress-matrix {plan.cluster}: egress of the {group.role} role",
                                             opts=pulumi.ResourceOptions(parent=self))
             for rule in group.rules:

@@ -49,14 +49,20 @@ class ClusterProxy(pulumi.ComponentResource):
                 return {}
             return {field: pulumi.Output.secret(credentials).apply(lambda c: build(plan, c)[field])}
 
+        def secret_outputs(fields: list[str]) -> Optional[list[str]]:
+            return fields if credentials is not None else None
+
         if "openshift" in plan.kinds:
             ca = openshift_trusted_ca(plan)
             depends = [object_resource(logical_name(name, ca), ca, child)] if ca else []
             proxy = openshift_proxy(plan)
-            object_resource(logical_name(name, proxy), proxy, pulumi.ResourceOptions(parent=self, depends_on=depends), patch=True,
-                            secret_fields=secret_body(openshift_proxy, "spec", proxy))
+            # The operator copies the URLs (credentials included) into status: a read-back output must stay secret too.
+            object_resource(logical_name(name, proxy), proxy, pulumi.ResourceOptions(parent=self, depends_on=depends,
+                                                                                     additional_secret_outputs=secret_outputs(["spec", "status"])),
+                            patch=True, secret_fields=secret_body(openshift_proxy, "spec", proxy))
         if (seed := kkp_seed_patch(plan)) is not None:
-            object_resource(logical_name(name, seed), seed, child, patch=True, secret_fields=secret_body(kkp_seed_patch, "spec", seed))
+            object_resource(logical_name(name, seed), seed, pulumi.ResourceOptions(parent=self, additional_secret_outputs=secret_outputs(["spec"])),
+                            patch=True, secret_fields=secret_body(kkp_seed_patch, "spec", seed))
         if (env := kubeadm_proxy_env(plan)) is not None:
             field = "stringData" if env["kind"] == "Secret" else "data"
             object_resource(logical_name(name, env), env, child, secret_fields=secret_body(kubeadm_proxy_env, field, env))

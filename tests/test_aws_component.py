@@ -133,7 +133,7 @@ def test_security_groups_one_egress_rule_resource_per_cidr_and_port_range():
     assert sorted(r["name"] for r in groups) == sorted(g.name for g in plan.security_groups)
     for group in plan.security_groups:
         registered = by[group.name]
-        assert registered["inputs"] == {"vpcId": "vpc-0123456789abcdef0", "tags": {"Name": group.name},
+        assert registered["inputs"] == {"vpcId": "vpc-0123456789abcdef0", "tags": {"Name": group.name, "egress-matrix:role": group.role},
                                         "description": f"egress-matrix dev: egress of the {group.role} role"}
         assert "egress" not in registered["inputs"] and "ingress" not in registered["inputs"]  # never inline rules
         rules = [r for r in registrations if r["type"] == "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule" and r["parent"] == registered["urn"]]

@@ -2,6 +2,7 @@
 
     compile(catalog, profile, requirements, source) -> plan       every decision made here (frozen)
     render(plan) -> {relative path: text}                        exactly what the engine/provider gets
+    deployed(resources) -> {relative path: text}                 the same artefacts, rebuilt from deployed resources
     evaluate(artefacts, requirements, catalog) -> Verdict        judged with the target's own semantics
     enforced(catalog, profile, requirements) -> requirements     the ones the target enforces for the stack
     check_deploy(profile)                                        what deploying (not just compiling) needs
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
+from ..deployed import DeployedResource
 from ..errors import EgressError
 from ..models import Catalog, Requirement
 from ..profile import Profile
@@ -29,13 +31,16 @@ class Target:
     enforced: Callable[[Catalog, Profile, Iterable[Requirement]], list[Requirement]]
     check_deploy: Callable[[Profile], None]
     summary: Callable[[Any], str]
+    deployed: Callable[[Iterable[DeployedResource]], dict[str, str]]
 
 
 TARGETS: dict[str, Target] = {
-    azure.NAME: Target(azure.NAME, azure.compile_azure, azure.render, azure.evaluate, azure.enforced, azure.check_deploy_settings, azure.summary),
-    aws.NAME: Target(aws.NAME, aws.compile_aws, aws.render, aws.evaluate, aws.enforced, aws.check_deploy_settings, aws.summary),
+    azure.NAME: Target(azure.NAME, azure.compile_azure, azure.render, azure.evaluate, azure.enforced, azure.check_deploy_settings, azure.summary,
+                        azure.deployed_artefacts),
+    aws.NAME: Target(aws.NAME, aws.compile_aws, aws.render, aws.evaluate, aws.enforced, aws.check_deploy_settings, aws.summary,
+                    aws.deployed_artefacts),
     kubernetes.NAME: Target(kubernetes.NAME, kubernetes.compile_kubernetes, kubernetes.render, kubernetes.evaluate, kubernetes.enforced,
-                            kubernetes.check_deploy_settings, kubernetes.summary),
+                            kubernetes.check_deploy_settings, kubernetes.summary, kubernetes.deployed_artefacts),
 }
 
 

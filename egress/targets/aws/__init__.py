@@ -10,6 +10,7 @@ from typing import Iterable, Mapping
 
 from ...models import Catalog, Requirement
 from ..verdict import Verdict
+from .deployed import artefacts as deployed_artefacts
 from .compile import check_deploy_settings, compile_aws, enforced
 from .evaluate import evaluate as evaluate_artefacts
 from .plan import AwsCompileError, AwsPlan
@@ -35,4 +36,4 @@ def summary(plan: AwsPlan) -> str:
     return "\n".join([text, f"The domain lists allow more than the matrix for {len(widened)} target(s) (aws/domain-list-broadening.txt):", *(f"  {b.role} {b.target_type} {b.target}: {b.allows}" for b in widened)])
 
 
-__all__ = ["NAME", "AwsCompileError", "AwsPlan", "check_deploy_settings", "compile_aws", "enforced", "evaluate", "render", "summary"]
+__all__ = ["NAME", "deployed_artefacts", "AwsCompileError", "AwsPlan", "check_deploy_settings", "compile_aws", "enforced", "evaluate", "render", "summary"]

@@ -10,6 +10,7 @@ from typing import Iterable, Mapping
 from ...models import Catalog, Requirement
 from ...profile import Profile
 from ..verdict import Verdict
+from .deployed import artefacts as deployed_artefacts
 from .compile import check_deploy_settings, compile_azure, fqdn_tag_members
 from .evaluate import evaluate as evaluate_artefacts
 from .plan import AzureCompileError, AzurePlan
@@ -33,4 +34,4 @@ def summary(plan: AzurePlan) -> str:
     return f"{len(plan.groups)} rule collection group(s), {sum(g.rule_count for g in plan.groups)} rules, {len(plan.ip_groups)} IP Group(s)"
 
 
-__all__ = ["NAME", "AzureCompileError", "AzurePlan", "check_deploy_settings", "compile_azure", "enforced", "evaluate", "render", "summary"]
+__all__ = ["NAME", "deployed_artefacts", "AzureCompileError", "AzurePlan", "check_deploy_settings", "compile_azure", "enforced", "evaluate", "render", "summary"]

@@ -11,6 +11,7 @@ from typing import Iterable, Mapping
 
 from ...models import Catalog, Requirement
 from ..verdict import Verdict
+from .deployed import artefacts as deployed_artefacts
 from .compile import KubernetesPlan, check_deploy_settings, compile_kubernetes, enforced
 from .evaluate import evaluate as evaluate_artefacts
 from .render import render
@@ -38,4 +39,4 @@ def summary(plan: KubernetesPlan) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["NAME", "KubernetesPlan", "check_deploy_settings", "compile_kubernetes", "enforced", "evaluate", "render", "summary"]
+__all__ = ["NAME", "deployed_artefacts", "KubernetesPlan", "check_deploy_settings", "compile_kubernetes", "enforced", "evaluate", "render", "summary"]

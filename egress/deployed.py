@@ -1,0 +1,70 @@
+"""What will really be deployed: resources as the Pulumi engine presents them to a policy pack, in plain Python.
+
+The policy pack and ``egress preview`` both judge these, never the program's plan (DESIGN.md, "Data flow"): each
+target rebuilds its rendered artefacts from them (``<target>/deployed.py``) and judges those with its own evaluator.
+Plain here means what JSON holds: the engine's containers become dicts and lists, and its numbers (always floats on
+the wire) become ints where they are whole.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+
+@dataclass(frozen=True)
+class DeployedResource:
+    """One resource: its type token, logical name, URN, properties (engine names: camelCase), parent URN and the URNs
+    it depends on. ``secret_paths``: where the properties hold Pulumi secrets (dotted paths), when the presenter knows
+    (the offline preview does; the engine hands packs secrets unwrapped)."""
+
+    type: str
+    name: str
+    urn: str
+    props: dict[str, Any]
+    parent: Optional[str] = None
+    dependencies: tuple[str, ...] = ()
+    secret_paths: tuple[str, ...] = field(default=())
+    additional_secret_outputs: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """The Kubernetes kind of a ``kubernetes:`` resource (patches included), else ''."""
+        return str(self.props.get("kind", "")) if self.type.startswith("kubernetes:") else ""
+
+    @property
+    def is_patch(self) -> bool:
+        return self.type.startswith("kubernetes:") and self.type.endswith("Patch")
+
+    def label(self) -> str:
+        """How violations name the resource: type and logical name, the way `pulumi preview` lists it."""
+        return f"{self.type} '{self.name}'"
+
+
+def plain(value: Any) -> Any:
+    """The engine's proxies (Mapping / Sequence) as dicts and lists, whole floats as ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return [plain(v) for v in value]
+    return value
+
+
+def of_type(resources: Iterable[DeployedResource], *types: str) -> list[DeployedResource]:
+    return [r for r in resources if r.type in types]
+
+
+def resources_from_json(documents: Iterable[Mapping[str, Any]]) -> list[DeployedResource]:
+    """``resources.json`` (written by ``egress preview``) back into resources."""
+    return [DeployedResource(type=d["type"], name=d["name"], urn=d["urn"], props=plain(d.get("props", {})), parent=d.get("parent") or None,
+                             dependencies=tuple(d.get("dependencies", ())), secret_paths=tuple(d.get("secretPaths", ())),
+                             additional_secret_outputs=tuple(d.get("additionalSecretOutputs", ())))
+            for d in documents]
+
+
+def resource_json(resource: DeployedResource) -> dict[str, Any]:
+    return {"type": resource.type, "name": resource.name, "urn": resource.urn, "parent": resource.parent,
+            "dependencies": list(resource.dependencies), "secretPaths": list(resource.secret_paths),
+            "additionalSecretOutputs": list(resource.additional_secret_outputs), "props": resource.props}

@@ -1,0 +1,104 @@
+"""Deployed AWS resources back into the artefacts ``render`` writes (request bodies, the rules the engine runs, the
+security groups), for the evaluator (policy pack, preview).
+
+Rule groups are ordered by the priorities the stack's own firewall policy gives them; without one (an existing
+policy references them), by the priorities the program exported is not something a pack can see, so the groups'
+own order (by name) stands in and the verdict says so.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Optional
+
+from ...deployed import DeployedResource, of_type
+from .evaluate import POLICY_FILE, RULES_FILE, SECURITY_GROUPS_FILE
+from .render import engine_rules
+
+RULE_GROUP_TYPE = "aws:networkfirewall/ruleGroup:RuleGroup"
+POLICY_TYPE = "aws:networkfirewall/firewallPolicy:FirewallPolicy"
+SECURITY_GROUP_TYPE = "aws:ec2/securityGroup:SecurityGroup"
+EGRESS_RULE_TYPE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+ROLE_TAG = "egress-matrix:role"
+
+
+def rule_group_body(resource: DeployedResource) -> dict[str, Any]:
+    """A RuleGroup's inputs as the CreateRuleGroup body render writes (named by its logical name, as the plan is)."""
+    props = resource.props
+    group = props.get("ruleGroup") or {}
+    source = group.get("rulesSource") or {}
+    if source.get("rulesSourceList"):
+        listed = source["rulesSourceList"]
+        rules_source: dict[str, Any] = {"RulesSourceList": {"Targets": list(listed.get("targets", [])), "TargetTypes": list(listed.get("targetTypes", [])),
+                                                            "GeneratedRulesType": listed.get("generatedRulesType")}}
+    else:
+        rules_source = {"RulesString": source.get("rulesString", "")}
+    ip_sets = {s["key"]: {"Definition": list(s["ipSet"]["definitions"])} for s in (group.get("ruleVariables") or {}).get("ipSets", [])}
+    return {"RuleGroupName": resource.name, "Type": props.get("type"), "Capacity": props.get("capacity"), "Description": props.get("description", ""),
+            "RuleGroup": {"RuleVariables": {"IPSets": ip_sets}, "RulesSource": rules_source,
+                          "StatefulRuleOptions": {"RuleOrder": (group.get("statefulRuleOptions") or {}).get("ruleOrder")}}}
+
+
+def _policy_body(policy: DeployedResource) -> dict[str, Any]:
+    document = policy.props.get("firewallPolicy") or {}
+    engine = document.get("statefulEngineOptions") or {}
+    return {"FirewallPolicyName": policy.props.get("name") or policy.name, "Description": policy.props.get("description", ""), "FirewallPolicy": {
+        "StatelessDefaultActions": list(document.get("statelessDefaultActions", [])),
+        "StatelessFragmentDefaultActions": list(document.get("statelessFragmentDefaultActions", [])),
+        "StatefulRuleGroupReferences": [{"ResourceArn": ref.get("resourceArn"), "Priority": ref.get("priority")}
+                                        for ref in document.get("statefulRuleGroupReferences", [])],
+        "StatefulDefaultActions": list(document.get("statefulDefaultActions", [])),
+        "StatefulEngineOptions": {"RuleOrder": engine.get("ruleOrder"), "StreamExceptionPolicy": engine.get("streamExceptionPolicy")}}}
+
+
+def priorities(resources: list[DeployedResource]) -> dict[str, Optional[int]]:
+    """Logical rule-group name -> its priority in the stack's firewall policy (None: not referenced by one)."""
+    by_arn = {r.props.get("arn"): r.name for r in of_type(resources, RULE_GROUP_TYPE)}
+    found: dict[str, Optional[int]] = {r.name: None for r in of_type(resources, RULE_GROUP_TYPE)}
+    for policy in of_type(resources, POLICY_TYPE):
+        for ref in (policy.props.get("firewallPolicy") or {}).get("statefulRuleGroupReferences", []):
+            if ref.get("resourceArn") in by_arn:
+                found[by_arn[ref["resourceArn"]]] = int(ref.get("priority"))
+    return found
+
+
+def security_group_document(resources: list[DeployedResource]) -> dict[str, Any]:
+    groups = []
+    for group in sorted(of_type(resources, SECURITY_GROUP_TYPE), key=lambda g: g.name):
+        tags = group.props.get("tags") or {}
+        rules = [r for r in of_type(resources, EGRESS_RULE_TYPE) if r.parent == group.urn or r.props.get("securityGroupId") == group.props.get("id")]
+        permissions = []
+        for rule in sorted(rules, key=lambda r: r.name):
+            p = rule.props
+            v6 = bool(p.get("cidrIpv6"))
+            ranges_key, cidr_key = ("Ipv6Ranges", "CidrIpv6") if v6 else ("IpRanges", "CidrIp")
+            cidr = p.get("cidrIpv6") if v6 else p.get("cidrIpv4")
+            permission: dict[str, Any] = {"IpProtocol": str(p.get("ipProtocol")), ranges_key: [{cidr_key: cidr, "Description": p.get("description", "")}]}
+            if str(p.get("ipProtocol")) != "-1":
+                permission.update(FromPort=p.get("fromPort"), ToPort=p.get("toPort"))
+            permissions.append(permission)
+        groups.append({"GroupName": tags.get("Name", group.name), "Role": tags.get(ROLE_TAG, ""), "IpPermissionsEgress": permissions})
+    return {"SecurityGroups": groups}
+
+
+def _text(document: Any) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def artefacts(resources: Iterable[DeployedResource]) -> dict[str, str]:
+    resources = list(resources)
+    files: dict[str, str] = {}
+    groups = of_type(resources, RULE_GROUP_TYPE)
+    order = priorities(resources)
+    bodies = []
+    for position, group in enumerate(sorted(groups, key=lambda g: (order[g.name] is None, order[g.name] or 0, g.name))):
+        body = rule_group_body(group)
+        files[f"aws/rule-groups/{group.name}.json"] = _text(body)
+        bodies.append((order[group.name] if order[group.name] is not None else 100 * (position + 1), body))
+    if bodies:
+        files[RULES_FILE] = engine_rules(bodies)
+    policies = of_type(resources, POLICY_TYPE)
+    if policies:
+        files[POLICY_FILE] = _text(_policy_body(policies[0]))
+    if of_type(resources, SECURITY_GROUP_TYPE):
+        files[SECURITY_GROUPS_FILE] = _text(security_group_document(resources))
+    return files

@@ -1,0 +1,197 @@
+"""Run ``__main__.py`` for one stack under the Pulumi SDK's mock runtime and record what the engine would receive.
+
+Every registration is kept: type, logical name, URN, parent, dependencies, inputs (engine names, secrets marked)
+and the state the mocks answer with (inputs plus the ids, ARNs and names a provider would compute). Stack outputs
+are resolved at the end. Config comes from ``stacks/Pulumi.<stack>.yaml`` the way the CLI hands it to a program:
+every value a string, structured values as JSON; ``secure:`` values cannot be decrypted offline and are replaced by
+a stand-in that stays a secret.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import runpy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import pulumi
+import yaml
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc, settings
+
+from egress.deployed import DeployedResource
+from egress.errors import EgressError
+from egress.profile import PROJECT
+
+SECRET_STAND_IN = "offline-preview:secret-not-decrypted"
+_SECRET = {rpc._special_sig_key: rpc._special_secret_sig}
+
+
+class ProgramError(EgressError):
+    """The program stopped (a bad stack, a refused setting): nothing was registered after the error."""
+
+
+@dataclass
+class Recorded:
+    """What one run of the program registered, in registration order."""
+
+    stack: str
+    resources: list[DeployedResource] = field(default_factory=list)
+    inputs: dict[str, dict[str, Any]] = field(default_factory=dict)  # urn -> inputs as registered (secrets unwrapped)
+    outputs: dict[str, Any] = field(default_factory=dict)  # stack outputs
+    secret_outputs: tuple[str, ...] = ()
+    warnings: list[str] = field(default_factory=list)
+    config: dict[str, str] = field(default_factory=dict)
+    secret_keys: tuple[str, ...] = ()
+
+
+def _unwrap(value: Any, path: str, secrets: list[str]) -> Any:
+    """Secret markers out, the dotted paths where they were kept."""
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            secrets.append(path)
+            return _unwrap(value.get("value"), path, [])
+        return {k: _unwrap(v, f"{path}.{k}" if path else k, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwrap(v, f"{path}[{i}]", secrets) for i, v in enumerate(value)]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _short_hash(text: str, length: int = 8) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+class PreviewMocks(pulumi.runtime.Mocks):
+    """Answers as providers would on create: an id, and the outputs the program or the pack reads (ARNs, Azure ids,
+    names). No invoke can reach a cloud offline: reads of existing policies find nothing."""
+
+    def __init__(self, config: dict[str, str]):
+        self.config = config
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        state = dict(args.inputs)
+        typ, name = args.typ, args.name
+        suffix = _short_hash(f"{typ}|{name}", 7)
+        if typ.startswith("aws:"):
+            region = self.config.get("aws:region", "eu-central-1")
+            if typ == "aws:networkfirewall/ruleGroup:RuleGroup":
+                state.setdefault("name", f"{name}-{suffix}")
+                state["arn"] = f"arn:aws:network-firewall:{region}:123456789012:stateful-rulegroup/{state['name']}"
+            elif typ == "aws:networkfirewall/firewallPolicy:FirewallPolicy":
+                state.setdefault("name", f"{name}-{suffix}")
+                state["arn"] = f"arn:aws:network-firewall:{region}:123456789012:firewall-policy/{state['name']}"
+            elif typ == "aws:ec2/securityGroup:SecurityGroup":
+                state.setdefault("name", f"{name}-{suffix}")
+                return f"sg-0{_short_hash(name, 16)}", {**state, "id": f"sg-0{_short_hash(name, 16)}"}
+            elif typ == "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule":
+                return f"sgr-0{_short_hash(name, 16)}", {**state, "id": f"sgr-0{_short_hash(name, 16)}"}
+            return f"{name}-{suffix}", state
+        if typ.startswith("azure-native:"):
+            subscription = self.config.get(f"{PROJECT}:azureSubscriptionId", "00000000-0000-0000-0000-000000000000")
+            group = state.get("resourceGroupName", "rg")
+            kind = typ.rsplit(":", 1)[1]
+            own = {"FirewallPolicy": ("firewallPolicyName", "firewallPolicies"), "IpGroup": ("ipGroupsName", "ipGroups")}
+            if kind in own:
+                key, segment = own[kind]
+                physical = state.get(key) or f"{name}{suffix}"
+                state["name"] = physical
+                state["id"] = f"/subscriptions/{subscription}/resourceGroups/{group}/providers/Microsoft.Network/{segment}/{physical}"
+            elif kind == "FirewallPolicyRuleCollectionGroup":
+                state["name"] = state.get("ruleCollectionGroupName")
+                state["id"] = (f"/subscriptions/{subscription}/resourceGroups/{group}/providers/Microsoft.Network/firewallPolicies/"
+                               f"{state.get('firewallPolicyName')}/ruleCollectionGroups/{state['name']}")
+            else:
+                state["id"] = f"/subscriptions/{subscription}/resourceGroups/{group}/{name}"
+            return state["id"], state
+        return f"{name}-id", state
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        return {}
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """The mock monitor, keeping every registration as the engine would receive it."""
+
+    def __init__(self, mocks: PreviewMocks, recorded: Recorded):
+        super().__init__(mocks)
+        self.recorded = recorded
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        secret_paths: list[str] = []
+        inputs = _unwrap(rpc.deserialize_properties(request.object), "", secret_paths)
+        state = _unwrap(self.resources[response.urn].state, "", [])
+        self.recorded.inputs[response.urn] = inputs
+        self.recorded.resources.append(DeployedResource(
+            type=request.type, name=request.name, urn=response.urn, props=state, parent=request.parent or None,
+            dependencies=tuple(request.dependencies), secret_paths=tuple(secret_paths),
+            additional_secret_outputs=tuple(request.additionalSecretOutputs)))
+        return response
+
+
+def stack_config(stack_file: Path) -> tuple[dict[str, str], list[str]]:
+    """The stack file as the CLI hands it to a program (values as strings) and the keys that are secrets."""
+    document = yaml.safe_load(stack_file.read_text(encoding="utf-8")) or {}
+    config, secret_keys = {}, []
+    for key, value in (document.get("config") or {}).items():
+        if isinstance(value, dict) and "secure" in value:
+            config[key], secret_keys = SECRET_STAND_IN, [*secret_keys, key]
+        else:
+            config[key] = value if isinstance(value, str) else json.dumps(value)
+    return config, secret_keys
+
+
+@contextlib.contextmanager
+def _fresh_runtime(directory: Path):
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    settings.ROOT.set(None)  # a root stack left by an earlier run belongs to a closed loop
+    previous = Path.cwd()
+    os.chdir(directory)
+    try:
+        yield loop
+    finally:
+        os.chdir(previous)
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+def run_program(project_dir: Path, stack: str, config: Optional[dict[str, str]] = None, secret_keys: Optional[list[str]] = None,
+                register: Optional[Callable[[], None]] = None) -> Recorded:
+    """Run the program of ``project_dir`` for ``stack`` (config from its stack file unless given) and return what it
+    registered. ``register`` replaces the program (the bench's SDK floor)."""
+    if config is None:
+        config, secret_keys = stack_config(project_dir / "stacks" / f"Pulumi.{stack}.yaml")
+    recorded = Recorded(stack=stack, config=dict(config), secret_keys=tuple(secret_keys or ()))
+    warnings = recorded.warnings
+    with _fresh_runtime(project_dir):
+        mocks = PreviewMocks(config)
+        monitor = RecordingMonitor(mocks, recorded)
+        pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+        pulumi.runtime.set_all_config(dict(config), list(secret_keys or []))
+        original_warn = pulumi.log.warn
+        pulumi.log.warn = lambda message, *args, **kwargs: warnings.append(str(message))  # type: ignore[assignment]
+        try:
+            pulumi.runtime.test(register or (lambda: runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")))()
+        except pulumi.RunError as exc:
+            raise ProgramError(f"stack '{stack}': {exc}") from None
+        finally:
+            pulumi.log.warn = original_warn  # type: ignore[assignment]
+        root = settings.get_root_resource()
+        outputs = getattr(root, "outputs", {}) or {}
+        resolved, secret = {}, []
+        for key, value in outputs.items():
+            output = pulumi.Output.from_input(value)
+            resolved[key] = _unwrap(pulumi_mocks._sync_await(output.future()), "", [])
+            if pulumi_mocks._sync_await(output.is_secret()):
+                secret.append(key)
+        recorded.outputs, recorded.secret_outputs = resolved, tuple(secret)
+    return recorded

@@ -1,0 +1,57 @@
+"""api-allowlist-not-open: the API server's allowlist never lets the whole internet in (KKP Cluster, the generic
+LoadBalancer Service), counting the ranges KKP adds from the Seed."""
+from __future__ import annotations
+
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
+
+from egress.deployed import DeployedResource
+from egress.targets.kubernetes.api_allowlist import kkp_front_loadbalancer
+
+from .objects import is_kkp, spec
+from .support import is_open, resource_of, stack_context
+
+NAME = "api-allowlist-not-open"
+ALLOWLIST_ANNOTATION = "egress-matrix/requirement"
+
+
+def allowlist_ranges(resource: DeployedResource) -> tuple[str, list[str]] | None:
+    """(what, the ranges the load balancer will carry) for an API allowlist object, else None."""
+    if is_kkp(resource, "Cluster") and "apiServerAllowedIPRanges" in spec(resource):
+        written = list((spec(resource)["apiServerAllowedIPRanges"] or {}).get("cidrBlocks") or [])
+        profile = stack_context().profile
+        effective, _ = kkp_front_loadbalancer(written, profile.kkp_seed_default_api_server_ranges, profile.kkp_seed_nodeport_proxy_source_ranges)
+        return "the KKP front load balancer (cidrBlocks plus the Seed's ranges)", effective
+    metadata = resource.props.get("metadata") or {}
+    if resource.kind == "Service" and ALLOWLIST_ANNOTATION in (metadata.get("annotations") or {}) and spec(resource).get("type") == "LoadBalancer":
+        return "spec.loadBalancerSourceRanges", list(spec(resource).get("loadBalancerSourceRanges") or [])
+    return None
+
+
+def violations(resource: DeployedResource) -> list[str]:
+    found = allowlist_ranges(resource)
+    if found is None:
+        return []
+    what, ranges = found
+    if not ranges:
+        return [f"{what} is empty: every cloud treats an empty list as allow-all"]
+    opened = [r for r in ranges if is_open(r)]
+    if opened and not stack_context().profile.api_server_allow_all:
+        return [f"{what} includes {', '.join(opened)}: the API server is open to the whole internet "
+                "(egress-matrix:apiServerAllowAll is not set)"]
+    return []
+
+
+def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    for message in violations(resource_of(args)):
+        report_violation(message, None)
+
+
+POLICY = ResourceValidationPolicy(
+    name=NAME,
+    description="The API server allowlist is never empty and never contains 0.0.0.0/0 or ::/0 (unless the stack sets apiServerAllowAll).",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    severity=Severity.CRITICAL,
+    validate=validate,
+    remediation_steps="List the client CIDRs in egress-matrix:apiServerAllowedCidrs and narrow the Seed's "
+                      "defaultAPIServerAllowedIPRanges / nodeportProxy sourceRanges.",
+)

@@ -1,0 +1,75 @@
+"""required-egress-complete: every requirement the stack's targets enforce is allowed by what will be deployed."""
+from __future__ import annotations
+
+from typing import Optional
+
+from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
+
+from egress.deployed import DeployedResource
+from egress.models import Requirement
+from egress.targets import TARGETS
+from egress.targets.aws.deployed import RULE_GROUP_TYPE, ROLE_TAG, SECURITY_GROUP_TYPE
+from egress.targets.azure.deployed import RCG_TYPE, rcg_name
+from egress.targets.kubernetes.deployed import squid_configs
+
+from .support import resources_of, stack_context
+
+NAME = "required-egress-complete"
+REMEDIATION = ("Deploy the stack's own program output (the rules were edited or removed outside the matrix), or add the missing "
+               "destination to the matrix entry's target. `egress explain <destination>` shows which rule should allow it.")
+
+
+def _citation(req: Requirement) -> str:
+    return "; ".join(f"{doc} {section}".strip() for doc, section in req.citations[:2])
+
+
+def _anchor(target: str, req: Requirement, resources: list[DeployedResource]) -> Optional[DeployedResource]:
+    """The resource that should carry the requirement's allow: its platform's RCG, its role's rule group or security
+    group, the egress proxy's ConfigMap."""
+    if target == "azure":
+        groups = [r for r in resources if r.type == RCG_TYPE]
+        return next((g for g in groups if any(rcg_name(g).endswith(f"-{p}") for p in req.platforms)), groups[0] if groups else None)
+    if target == "aws":
+        groups = [r for r in resources if r.type == RULE_GROUP_TYPE and f"-{req.role}-" in r.name]
+        groups += [r for r in resources if r.type == SECURITY_GROUP_TYPE and (r.props.get("tags") or {}).get(ROLE_TAG) == req.role]
+        return groups[0] if groups else None
+    configs = squid_configs(resources)
+    return configs[0][0] if configs else None
+
+
+def misses(resources: list[DeployedResource]) -> list[tuple[str, Optional[str]]]:
+    """(message, urn) per requirement a target does not allow."""
+    context = stack_context()
+    out: list[tuple[str, Optional[str]]] = []
+    for name in context.profile.targets:
+        spec = TARGETS[name]
+        enforced = spec.enforced(context.catalog, context.profile, context.requirements)
+        if not enforced:
+            continue
+        artefacts = spec.deployed(resources)
+        if not spec.evaluate(artefacts, enforced, context.catalog).missing:
+            continue
+        for req in enforced:  # only on a miss: which requirements, one by one
+            verdict = spec.evaluate(artefacts, [req], context.catalog)
+            if verdict.missing:
+                anchor = _anchor(name, req, resources)
+                out.append((f"{name}: requirement {', '.join(req.entry_ids)} ({req.role} -> {req.destination} {req.protocol}/"
+                            f"{'/'.join(str(p) for p in req.ports)}) is not allowed: {verdict.missing[0]}. Needed for: "
+                            f"{'; '.join(req.purposes)[:200]}. Source: {_citation(req)}", anchor.urn if anchor else None))
+    return out
+
+
+def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    for message, urn in misses(resources_of(args)):
+        report_violation(message, urn)
+
+
+POLICY = StackValidationPolicy(
+    name=NAME,
+    description="Every requirement of the stack (resolved from its config and the matrix) is allowed by the deployed Azure rule "
+                "collection groups, Network Firewall rule groups, security groups and the egress proxy's squid.conf.",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    severity=Severity.HIGH,
+    validate=validate,
+    remediation_steps=REMEDIATION,
+)

@@ -1,0 +1,119 @@
+"""What every policy shares: the stack's requirements resolved from the config the engine hands packs, and the
+resources the engine presents, as plain ``DeployedResource`` values the targets' pure code can judge.
+
+The engine runs a pack with the stack's config in ``PULUMI_CONFIG`` (and the stack's name in ``PULUMI_STACK``);
+``pulumi.Config`` reads both there and inside ``egress preview``. The pack never trusts the program's plan: it
+resolves the requirements itself from that config and the matrix (DESIGN.md, "Data flow").
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+import pulumi
+from pulumi_policy import ResourceValidationArgs, StackValidationArgs
+
+from egress.catalog import load_catalog
+from egress.deployed import DeployedResource, plain
+from egress.errors import EgressError
+from egress.models import Catalog, Requirement
+from egress.profile import PROJECT, SECRET_KEYS, Profile, config_keys, profile_from_pulumi_config
+from egress.project import find_project
+from egress.resolve import resolve
+
+
+@dataclass(frozen=True)
+class StackContext:
+    stack: str
+    catalog: Catalog
+    profile: Profile
+    requirements: tuple[Requirement, ...]
+
+
+def _matrix_dir() -> Path:
+    try:
+        return find_project(Path.cwd()).matrix_dir
+    except EgressError:  # the pack installed apart from the project: the matrix next to the core it was installed from
+        import egress
+
+        return Path(egress.__file__).resolve().parents[1] / "matrix"
+
+
+@lru_cache(maxsize=1)
+def _catalog(matrix_dir: Path) -> Catalog:
+    return load_catalog(matrix_dir)
+
+
+@lru_cache(maxsize=8)
+def _context(stack: str, config: tuple[tuple[str, Optional[str]], ...]) -> StackContext:
+    values = dict(config)
+    catalog = _catalog(_matrix_dir())
+    profile = profile_from_pulumi_config(values.get, stack).with_secrets(k for k in SECRET_KEYS if values.get(k) is not None)
+    requirements = tuple(resolve(catalog, profile, f"Pulumi config of stack '{stack}'", stack))
+    return StackContext(stack=stack, catalog=catalog, profile=profile, requirements=requirements)
+
+
+def stack_context() -> StackContext:
+    """The stack's profile and requirements (cached per stack and config). A config the program itself would refuse
+    raises EgressError: the program stops before registering anything, so there is nothing for a pack to judge."""
+    config = pulumi.Config(PROJECT)
+    keys = sorted(set(config_keys()) | set(SECRET_KEYS))
+    return _context(pulumi.get_stack(), tuple((key, config.get(key)) for key in keys))
+
+
+def resource_of(args: ResourceValidationArgs) -> DeployedResource:
+    return DeployedResource(type=args.resource_type, name=args.name, urn=args.urn, props=plain(args.props),
+                            additional_secret_outputs=tuple(args.opts.additional_secret_outputs or ()))
+
+
+def resources_of(args: StackValidationArgs) -> list[DeployedResource]:
+    return [DeployedResource(type=r.resource_type, name=r.name, urn=r.urn, props=plain(r.props), parent=r.parent.urn if r.parent else None,
+                             dependencies=tuple(d.urn for d in r.dependencies),
+                             additional_secret_outputs=tuple(r.opts.additional_secret_outputs or ()))
+            for r in args.resources]
+
+
+def config_value(args: Any, key: str, default: Any) -> Any:
+    """A policy-config property (the engine applies schema defaults; the in-process runner may not), numbers as ints."""
+    value = (args.get_config() or {}).get(key, default)
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def covered(needed: str, allowed: Iterable[str]) -> bool:
+    """Is the CIDR or address ``needed`` inside one of ``allowed`` (same family)?"""
+    try:
+        net = ipaddress.ip_network(needed, strict=False)
+    except ValueError:
+        return needed in allowed
+    for item in allowed:
+        try:
+            other = ipaddress.ip_network(item.strip(), strict=False)
+        except ValueError:
+            continue
+        if other.version == net.version and net.subnet_of(other):  # type: ignore[arg-type]
+            return True
+    return False
+
+
+def is_open(cidr: str) -> bool:
+    try:
+        return ipaddress.ip_network(cidr.strip(), strict=False).prefixlen == 0
+    except ValueError:
+        return False
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+_USERINFO = re.compile(r"(?i)([a-z][a-z0-9+.-]*://)[^/@\s'\"]*@")
+
+
+def redact(text: str) -> str:
+    """Proxy credentials never reach a violation message, a log or a PR comment."""
+    return _USERINFO.sub(r"\1(credentials hidden)@", text)
