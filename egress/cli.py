@@ -124,6 +124,50 @@ def render_command(
         Console(stderr=True).print("\n".join([f"wrote {head} to {directory}", *details]), highlight=False)
 
 
+def _pack_config(path: Optional[Path]) -> Optional[dict]:
+    if path is None:
+        return None
+    import json
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise EgressError(f"{path}: not a readable policy pack config ({exc}). Fix: pass the JSON file given to --policy-pack-config") from None
+
+
+@app.command("preview")
+def preview_command(
+    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: resources.json and every target's render.", file_okay=False)] = Path("out"),
+    policy_config: Annotated[Optional[Path], typer.Option("--policy-pack-config", help="Policy pack config (JSON, as for pulumi --policy-pack-config).",
+                                                          dir_okay=False)] = None,
+    project: ProjectOption = None,
+) -> None:
+    """The main job offline: run the Pulumi program under the SDK's mocks with the stack's config, run the policy pack over
+    what it registers (as the engine presents it), print a summary, write OUT/resources.json and every target's render.
+    Exits 1 on a mandatory policy violation."""
+    import os
+
+    from egress_preview.preview import preview, summary_lines, write
+
+    proj = _project(project)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    interactive = err.is_terminal and not os.environ.get("CI")
+    config = _pack_config(policy_config)
+    if interactive:
+        with err.status("preview") as status:
+            result = preview(proj, stack, config, progress=lambda text: status.update(text))
+    else:
+        result = preview(proj, stack, config)
+    write(result, out)
+    console = Console(width=None if sys.stdout.isatty() else 200, highlight=False, soft_wrap=True)
+    for line in summary_lines(result):
+        console.print(escape(line))
+    console.print(f"wrote {out / 'resources.json'} and the renders of {', '.join(c.target for c in result.coverage) or 'no target'} to {out}")
+    if result.mandatory:
+        raise EgressError(f"stack '{stack}': {len(result.mandatory)} mandatory policy violation(s); the first: {result.mandatory[0].line()}")
+
+
 # install-config platform names -> the Infrastructure platform type the operator keys on
 _PLATFORM_TYPES = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "openstack": "OpenStack", "vsphere": "VSphere", "baremetal": "BareMetal",
                    "none": "None", "nutanix": "Nutanix", "ovirt": "oVirt", "ibmcloud": "IBMCloud", "powervs": "PowerVS", "external": "External"}

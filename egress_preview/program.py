@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import runpy
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -156,9 +157,11 @@ def _fresh_runtime(directory: Path):
     settings.ROOT.set(None)  # a root stack left by an earlier run belongs to a closed loop
     previous = Path.cwd()
     os.chdir(directory)
+    sys.path.insert(0, str(directory))  # as the language host runs a program: its folder first on the path (components/)
     try:
         yield loop
     finally:
+        sys.path.remove(str(directory))
         os.chdir(previous)
         loop.close()
         asyncio.set_event_loop(None)

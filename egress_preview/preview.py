@@ -1,0 +1,148 @@
+"""``egress preview``: one stack's main job offline. The program runs under the SDK's mocks, the pack judges what it
+registered, and the result is what a reviewer needs: resources by type, requirements covered per target, violations
+by severity naming policy and resource; ``resources.json`` and every target's render in the output folder."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from egress.deployed import DeployedResource, resource_json
+from egress.project import Project
+from egress.render import requirement_json
+from egress.targets import TARGETS
+
+from .pack import Violation, run_pack
+from .program import Recorded, run_program
+
+SECRET_MASK = "[secret]"
+ADVISORIES_SHOWN = 5  # per policy: every mandatory violation is printed, advisories up to this many
+SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3, "": 4}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    target: str
+    enforced: int
+    allowed: int
+    extra: int
+    rules_checked: int
+
+
+@dataclass
+class PreviewResult:
+    stack: str
+    recorded: Recorded
+    violations: list[Violation]
+    coverage: list[Coverage]
+    requirements: list[dict[str, Any]]
+    renders: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def mandatory(self) -> list[Violation]:
+        return [v for v in self.violations if v.level == "mandatory"]
+
+
+def mask(value: Any, paths: tuple[str, ...], prefix: str = "") -> Any:
+    """``value`` with every secret path replaced by a mask (paths as the recorder writes them: a.b[0].c)."""
+    if prefix in paths:
+        return SECRET_MASK
+    if isinstance(value, dict):
+        return {k: mask(v, paths, f"{prefix}.{k}" if prefix else k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask(v, paths, f"{prefix}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def _coverage(project: Project, stack: str, resources: list[DeployedResource]) -> list[Coverage]:
+    catalog, profile, requirements = project.requirements(stack)
+    out = []
+    for name in profile.targets:
+        spec = TARGETS[name]
+        enforced = spec.enforced(catalog, profile, requirements)
+        verdict = spec.evaluate(spec.deployed(resources), enforced, catalog)
+        out.append(Coverage(name, len(enforced), len(enforced) - len(verdict.missing), len(verdict.extra), verdict.rules_checked))
+    return out
+
+
+def _renders(project: Project, stack: str) -> dict[str, str]:
+    catalog, profile, requirements = project.requirements(stack)
+    files: dict[str, str] = {}
+    for name in profile.targets:
+        spec = TARGETS[name]
+        files.update(spec.render(spec.compile(catalog, profile, requirements, f"{project.stack_file(stack)}: stack '{stack}'")))
+    return files
+
+
+def preview(project: Project, stack: str, pack_config: Optional[dict[str, Any]] = None, progress=None) -> PreviewResult:
+    """``progress(text)`` is told what runs next (a spinner on a terminal)."""
+    step = progress or (lambda text: None)
+    catalog, profile, requirements = project.requirements(stack)  # a bad stack fails here, with the core's message
+    step(f"running the program for stack '{stack}' under the Pulumi mocks")
+    recorded = run_program(project.root, stack)
+    step("running the policy pack")
+    violations = run_pack(recorded, pack_config)
+    violations.sort(key=lambda v: (v.level != "mandatory", SEVERITY_ORDER.get(v.severity, 9), v.policy, v.resource, v.message))
+    step("judging coverage and rendering the targets")
+    return PreviewResult(stack=stack, recorded=recorded, violations=violations, coverage=_coverage(project, stack, recorded.resources),
+                         requirements=[requirement_json(r) for r in requirements], renders=_renders(project, stack))
+
+
+def snapshot(result: PreviewResult) -> dict[str, Any]:
+    """What ``resources.json`` holds (secrets masked), and what ``egress diff`` compares."""
+    recorded = result.recorded
+    return {
+        "stack": result.stack,
+        "resources": [resource_json(DeployedResource(**{**r.__dict__, "props": mask(r.props, r.secret_paths)})) for r in recorded.resources],
+        "outputs": {k: (SECRET_MASK if k in recorded.secret_outputs else v) for k, v in sorted(recorded.outputs.items())},
+        "warnings": list(recorded.warnings),
+        "requirements": result.requirements,
+        "coverage": [c.__dict__ for c in result.coverage],
+        "violations": [v.__dict__ for v in result.violations],
+    }
+
+
+def write(result: PreviewResult, out: Path) -> list[Path]:
+    """``resources.json`` and every target's render (each target's folder replaced whole, as ``egress render`` does)."""
+    written = []
+    out.mkdir(parents=True, exist_ok=True)
+    for target in {path.split("/", 1)[0] for path in result.renders}:
+        directory = out / target
+        if directory.exists():
+            for stale in sorted(directory.rglob("*"), reverse=True):
+                stale.unlink() if stale.is_file() else stale.rmdir()
+    for relative, text in sorted(result.renders.items()):
+        path = out / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    path = out / "resources.json"
+    path.write_text(json.dumps(snapshot(result), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return [path, *written]
+
+
+def summary_lines(result: PreviewResult) -> list[str]:
+    recorded = result.recorded
+    lines = [f"stack {result.stack}: {len(recorded.resources)} resources, {len(result.requirements)} requirements"]
+    for typ, count in sorted(Counter(r.type for r in recorded.resources).items()):
+        lines.append(f"  {count:>4}  {typ}")
+    for c in result.coverage:
+        lines.append(f"{c.target}: {c.allowed}/{c.enforced} enforced requirements allowed by what will be deployed "
+                     f"({c.rules_checked} rules checked, {c.extra} allowed beyond the matrix)")
+    for warning in recorded.warnings:
+        lines.append(f"warning: {warning}")
+    counts = Counter((v.level, v.severity) for v in result.violations)
+    mandatory, advisory = len(result.mandatory), len(result.violations) - len(result.mandatory)
+    lines.append(f"policy pack: {mandatory} mandatory, {advisory} advisory violation(s)"
+                 + (" (" + ", ".join(f"{n} {lvl}/{sev or 'unrated'}" for (lvl, sev), n in sorted(counts.items())) + ")" if counts else ""))
+    shown: Counter = Counter()
+    for v in result.violations:
+        shown[v.policy, v.level] += 1
+        if v.level == "mandatory" or shown[v.policy, v.level] <= ADVISORIES_SHOWN:
+            lines.append(f"  {v.line()}")
+    for (policy, level), count in sorted(shown.items()):
+        if level != "mandatory" and count > ADVISORIES_SHOWN:
+            lines.append(f"  ... {count - ADVISORIES_SHOWN} more advisory from {policy} (all in resources.json)")
+    return lines
