@@ -253,6 +253,24 @@ def docs_matrix(
     target.write_text(text, encoding="utf-8")
 
 
+@docs_app.command("policies")
+def docs_policies(
+    check: Annotated[bool, typer.Option("--check", help="Fail if docs/POLICIES.md differs from what the policy pack generates.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Write docs/POLICIES.md from the policy pack and its fixtures (or check it is current)."""
+    from egress_preview.policy_docs import policies_markdown
+
+    root = _project(project).root
+    text = policies_markdown(root / "policy" / "fixtures")
+    target = root / "docs" / "POLICIES.md"
+    if check:
+        if (target.read_text(encoding="utf-8") if target.exists() else "") != text:
+            raise EgressError(f"{target}: out of date with the policy pack. Fix: run 'egress docs policies'")
+        return
+    target.write_text(text, encoding="utf-8")
+
+
 @docs_app.command("config")
 def docs_config(
     check: Annotated[bool, typer.Option("--check", help="Fail if Pulumi.yaml's config declarations differ from the stack settings.")] = False,

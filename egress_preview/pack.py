@@ -12,7 +12,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
+import pulumi
 from google.protobuf import json_format
+from pulumi.runtime import settings
 from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
@@ -45,13 +47,13 @@ def servicer(policies: Optional[list] = None, config: Optional[Mapping[str, Any]
     analyzer = _PolicyAnalyzerServicer(name=PACK_NAME, version="0.1.0", policies=policies or POLICIES,
                                        enforcement_level=EnforcementLevel.ADVISORY)
     request = proto.ConfigureAnalyzerRequest()
+    defaults = {p.name: (p.enforcement_level.value if p.enforcement_level else "advisory") for p in (policies or POLICIES)}
     for name, value in (config or {}).items():
-        names = [p.name for p in (policies or POLICIES)] if name == "all" else [name]
-        for policy in names:
+        for policy in (list(defaults) if name == "all" else [name]):
             entry = request.policyConfig[policy]
             level = value if isinstance(value, str) else value.get("enforcementLevel")
-            if level:
-                entry.enforcementLevel = _LEVEL_PROTO[level]
+            # Properties without a level keep the policy's own level (the proto's zero value would mean advisory).
+            entry.enforcementLevel = _LEVEL_PROTO[level or defaults.get(policy, "advisory")]
             if isinstance(value, dict):
                 entry.properties.update({k: v for k, v in value.items() if k != "enforcementLevel"})
     analyzer.Configure(request, None)
@@ -105,6 +107,9 @@ def run_pack(recorded: Recorded, config: Optional[Mapping[str, Any]] = None, pol
     from egress_policies import POLICIES
 
     policies = policies or POLICIES
+    # What the engine puts in the pack's environment: the stack's name and config (PULUMI_STACK, PULUMI_CONFIG).
+    settings._set_stack(recorded.stack)
+    pulumi.runtime.set_all_config(dict(recorded.config), list(recorded.secret_keys))
     analyzer = servicer(policies, config)
     labels = {r.urn: r.label() for r in recorded.resources}
     descriptions = {p.name: p.description for p in policies}

@@ -95,7 +95,8 @@ def snapshot(result: PreviewResult) -> dict[str, Any]:
     recorded = result.recorded
     return {
         "stack": result.stack,
-        "resources": [resource_json(DeployedResource(**{**r.__dict__, "props": mask(r.props, r.secret_paths)})) for r in recorded.resources],
+        "resources": [resource_json(DeployedResource(**{**r.__dict__, "props": mask(r.props, r.secret_paths)}))
+                      for r in sorted(recorded.resources, key=lambda r: (r.type, r.name))],  # registration order is async
         "outputs": {k: (SECRET_MASK if k in recorded.secret_outputs else v) for k, v in sorted(recorded.outputs.items())},
         "warnings": list(recorded.warnings),
         "requirements": result.requirements,

@@ -23,16 +23,18 @@ def _citation(req: Requirement) -> str:
     return "; ".join(f"{doc} {section}".strip() for doc, section in req.citations[:2])
 
 
-def _anchor(target: str, req: Requirement, resources: list[DeployedResource]) -> Optional[DeployedResource]:
-    """The resource that should carry the requirement's allow: its platform's RCG, its role's rule group or security
-    group, the egress proxy's ConfigMap."""
+def _anchor(target: str, req: Requirement, why: str, resources: list[DeployedResource]) -> Optional[DeployedResource]:
+    """The resource that should carry the requirement's allow: its platform's RCG; the role's security group when no
+    egress rule lets it out, else the role's rule group for its protocol; the egress proxy's ConfigMap."""
     if target == "azure":
         groups = [r for r in resources if r.type == RCG_TYPE]
         return next((g for g in groups if any(rcg_name(g).endswith(f"-{p}") for p in req.platforms)), groups[0] if groups else None)
     if target == "aws":
-        groups = [r for r in resources if r.type == RULE_GROUP_TYPE and f"-{req.role}-" in r.name]
-        groups += [r for r in resources if r.type == SECURITY_GROUP_TYPE and (r.props.get("tags") or {}).get(ROLE_TAG) == req.role]
-        return groups[0] if groups else None
+        security_groups = [r for r in resources if r.type == SECURITY_GROUP_TYPE and (r.props.get("tags") or {}).get(ROLE_TAG) == req.role]
+        rule_groups = sorted((r for r in resources if r.type == RULE_GROUP_TYPE and f"-{req.role}-" in r.name),
+                             key=lambda g: (("tls" in g.name) != (req.protocol == "https"), g.name))
+        ordered = [*security_groups, *rule_groups] if "security-group" in why else [*rule_groups, *security_groups]
+        return ordered[0] if ordered else None
     configs = squid_configs(resources)
     return configs[0][0] if configs else None
 
@@ -52,10 +54,9 @@ def misses(resources: list[DeployedResource]) -> list[tuple[str, Optional[str]]]
         for req in enforced:  # only on a miss: which requirements, one by one
             verdict = spec.evaluate(artefacts, [req], context.catalog)
             if verdict.missing:
-                anchor = _anchor(name, req, resources)
-                out.append((f"{name}: requirement {', '.join(req.entry_ids)} ({req.role} -> {req.destination} {req.protocol}/"
-                            f"{'/'.join(str(p) for p in req.ports)}) is not allowed: {verdict.missing[0]}. Needed for: "
-                            f"{'; '.join(req.purposes)[:200]}. Source: {_citation(req)}", anchor.urn if anchor else None))
+                anchor = _anchor(name, req, verdict.missing[0], resources)
+                out.append((f"{name}: not allowed: {verdict.missing[0]}. Needed for: {'; '.join(req.purposes)[:200]}. "
+                            f"Source: {_citation(req)}", anchor.urn if anchor else None))
     return out
 
 

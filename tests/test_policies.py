@@ -1,0 +1,63 @@
+"""The policy pack: every policy's allowed and denied fixtures give exactly the recorded violations, every policy is
+registered, documented and has fixtures of both kinds, and the pack's entry point only builds the PolicyPack."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from pulumi_policy import Severity, StackValidationPolicy
+
+from egress_policies import MODULES, POLICIES
+from egress_preview.policy_docs import policies_markdown
+from policy_harness import FIXTURES, ROOT, judge, load
+
+CASES = sorted(FIXTURES.glob("*/*.yaml"))
+
+
+@pytest.mark.parametrize("path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
+def test_fixture_gives_exactly_the_expected_violations(path):
+    fixture = load(path)
+    assert judge(path.parent.name, fixture) == fixture["expect"]
+
+
+def test_every_policy_is_registered_documented_and_has_allowed_and_denied_fixtures():
+    names = [p.name for p in POLICIES]
+    assert len(set(names)) == len(names) == len(MODULES)
+    files = sorted(p.stem for p in (ROOT / "policy" / "egress_policies").glob("*.py") if p.stem not in ("__init__", "support", "objects"))
+    assert sorted(m.__name__.rsplit(".", 1)[1] for m in MODULES) == files  # one policy per module, none left out
+    assert sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()) == sorted(names)  # no fixtures for an unknown policy
+    for module in MODULES:
+        policy = module.POLICY
+        assert module.NAME == policy.name and module.__name__.endswith(policy.name.replace("-", "_"))
+        assert policy.description and policy.remediation_steps and isinstance(policy.severity, Severity)
+        assert policy.enforcement_level is not None
+        cases = {path.stem: load(path) for path in (FIXTURES / policy.name).glob("*.yaml")}
+        allowed = [c for name, c in cases.items() if name.startswith("allowed-")]
+        denied = [c for name, c in cases.items() if name.startswith("denied-")]
+        assert allowed and denied and len(allowed) + len(denied) == len(cases), policy.name
+        assert all(c["expect"] == [] for c in allowed) and all(c["expect"] for c in denied), policy.name
+        assert all(e["level"] == policy.enforcement_level.value for c in denied for e in c["expect"]), policy.name
+
+
+def test_policies_doc_is_current():
+    assert (ROOT / "docs" / "POLICIES.md").read_text(encoding="utf-8") == policies_markdown(FIXTURES), "run: egress docs policies"
+
+
+def test_pack_entry_point_only_builds_the_policy_pack():
+    tree = ast.parse((ROOT / "policy" / "__main__.py").read_text(encoding="utf-8"))
+    statements = [node for node in tree.body if not isinstance(node, (ast.Import, ast.ImportFrom))]
+    statements = [s for s in statements if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # docstring
+    assert len(statements) == 1 and isinstance(statements[0].value, ast.Call) and statements[0].value.func.id == "PolicyPack"
+    project = (ROOT / "policy" / "PulumiPolicy.yaml").read_text(encoding="utf-8")
+    assert "runtime:" in project and "version: " in project
+    requirements = (ROOT / "policy" / "requirements.txt").read_text(encoding="utf-8").split()
+    assert "pulumi-policy==1.21.0" in requirements and "-e" in requirements  # the core comes with the pack's own venv
+
+
+def test_stack_policies_pin_their_violations_to_resources():
+    """A stack policy's violation names the resource that should carry the fix, not just the stack."""
+    fixture = load(FIXTURES / "azure-rcg-writes-chained" / "denied-chain-broken.yaml")
+    assert isinstance(next(p for p in POLICIES if p.name == "azure-rcg-writes-chained"), StackValidationPolicy)
+    assert [v["resource"] for v in judge("azure-rcg-writes-chained", fixture)] == [
+        "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-openshift'"]

@@ -1,0 +1,169 @@
+"""egress preview end to end: every stack previews offline with no mandatory violation; a stack broken on purpose (in
+the program, so the pack meets it as it would in a real preview) fails, naming the policy and the resource."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import components.aws_network_firewall
+import components.azure_firewall
+import components.kubernetes_egress
+from egress.project import open_project
+from egress_preview.preview import SECRET_MASK, mask, preview, snapshot
+
+ROOT = Path(__file__).resolve().parents[1]
+STACKS = sorted(p.name.split(".")[1] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_stack_previews_with_no_mandatory_violation(stack):
+    result = preview(open_project(ROOT), stack)
+    assert [v.line() for v in result.mandatory] == []
+    assert all(c.allowed == c.enforced for c in result.coverage), result.coverage
+    catalog, profile, _ = open_project(ROOT).requirements(stack)
+    assert [c.target for c in result.coverage] == list(profile.targets)
+
+
+def test_dev_preview_writes_resources_and_renders_and_exits_0(run_cli, tmp_path):
+    code, out, err = run_cli("preview", "--stack", "dev", "--out", str(tmp_path))
+    assert code == 0, err
+    assert "azure: 105/105 enforced requirements allowed" in out and "policy pack: 0 mandatory, 94 advisory" in out
+    assert "... 89 more advisory from egress-least-privilege (all in resources.json)" in out
+    document = json.loads((tmp_path / "resources.json").read_text())
+    assert len(document["resources"]) == 31 and len(document["violations"]) == 94
+    assert [r["name"] for r in document["resources"]] == [r["name"] for r in sorted(document["resources"], key=lambda r: (r["type"], r["name"]))]
+    assert (tmp_path / "azure" / "egress-dev-aks.json").exists() and (tmp_path / "aws" / "rules.suricata").exists()
+    assert (tmp_path / "kubernetes" / "squid.conf").exists()
+
+
+def test_snapshot_is_deterministic():
+    project = open_project(ROOT)
+    first, second = snapshot(preview(project, "openshift")), snapshot(preview(project, "openshift"))
+    assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+
+
+def test_secret_inputs_are_masked_in_resources_json(tmp_path, monkeypatch):
+    """A stack with proxy credentials (a secure value: a stand-in offline): the recorded inputs mark them secret, and
+    resources.json shows the mask, never the value."""
+    from egress_preview import program
+
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    text = (ROOT / "stacks" / "Pulumi.proxy-only.yaml").read_text() + "  egress-matrix:proxyCredentials:\n    secure: AAABAxyz\n"
+    (stacks / "Pulumi.proxy-only.yaml").write_text(text)
+    config, secret_keys = program.stack_config(stacks / "Pulumi.proxy-only.yaml")
+    recorded = program.run_program(ROOT, "proxy-only", config, secret_keys)
+    env = next(r for r in recorded.resources if r.name == "cluster-proxy-secret-kube-system-egress-proxy-env")
+    assert env.secret_paths == ("stringData",) and "offline-preview" in env.props["stringData"]["HTTP_PROXY"]
+    assert mask(env.props, env.secret_paths)["stringData"] == SECRET_MASK
+    from egress_preview.pack import run_pack
+
+    assert [v.line() for v in run_pack(recorded) if v.level == "mandatory"] == []
+
+
+def _mandatory(result):
+    return [(v.policy, v.resource) for v in result.mandatory]
+
+
+def test_breaking_azure_rules_fails_naming_policy_and_group(monkeypatch):
+    original = components.azure_firewall.rcg_body
+
+    def without_changelogs(group, plan, ids):
+        body = original(group, plan, ids)
+        for collection in body["properties"]["ruleCollections"]:
+            for rule in collection["rules"]:
+                if "targetFqdns" in rule:
+                    rule["targetFqdns"] = [f for f in rule["targetFqdns"] if f != "changelogs.ubuntu.com"]
+        return body
+
+    monkeypatch.setattr(components.azure_firewall, "rcg_body", without_changelogs)
+    result = preview(open_project(ROOT), "dev")
+    assert _mandatory(result) == [("required-egress-complete", "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-aks'")]
+    assert "aks-os-updates-changelogs" in result.mandatory[0].message and "004_8f8a3784ff8fd43c.txt" in result.mandatory[0].message
+
+
+def test_breaking_aws_domain_list_fails(monkeypatch):
+    original = components.aws_network_firewall.rule_group_body
+
+    def without_docker(group):
+        body = original(group)
+        listed = body["RuleGroup"]["RulesSource"].get("RulesSourceList")
+        if listed:
+            listed["Targets"] = [t for t in listed["Targets"] if t != "download.docker.com"]
+        return body
+
+    monkeypatch.setattr(components.aws_network_firewall, "rule_group_body", without_docker)
+    result = preview(open_project(ROOT), "dev")
+    assert sorted(set(_mandatory(result))) == [("required-egress-complete", "aws:networkfirewall/ruleGroup:RuleGroup 'egress-dev-nodes-tls-sni'"),
+                                               ("required-egress-complete", "aws:networkfirewall/ruleGroup:RuleGroup 'egress-dev-seed-tls-sni'")]
+
+
+def test_breaking_the_egress_proxy_fails(monkeypatch):
+    original = components.kubernetes_egress.egress_proxy_objects
+
+    def without_archive(plan):
+        objects = original(plan)
+        for obj in objects:
+            if obj["kind"] == "ConfigMap":
+                obj["data"]["squid.conf"] = obj["data"]["squid.conf"].replace("dstdomain -n archive.ubuntu.com security.ubuntu.com",
+                                                                              "dstdomain -n security.ubuntu.com")
+        return objects
+
+    monkeypatch.setattr(components.kubernetes_egress, "egress_proxy_objects", without_archive)
+    result = preview(open_project(ROOT), "proxy-only")
+    assert _mandatory(result) == [("required-egress-complete", "kubernetes:core/v1:ConfigMap 'egress-proxy-configmap-egress-proxy-egress-proxy-config'")]
+    assert "archive.ubuntu.com" in result.mandatory[0].message
+
+
+def test_api_allowlist_opened_to_the_world_fails_the_cli(monkeypatch, run_cli, tmp_path):
+    original = components.kubernetes_egress.kkp_cluster_patch
+
+    def opened(plan):
+        patch = original(plan)
+        patch["spec"]["apiServerAllowedIPRanges"]["cidrBlocks"] = ["0.0.0.0/0"]
+        return patch
+
+    monkeypatch.setattr(components.kubernetes_egress, "kkp_cluster_patch", opened)
+    code, out, err = run_cli("preview", "--stack", "kkp", "--out", str(tmp_path))
+    assert code == 1
+    assert "[mandatory] api-allowlist-not-open: kubernetes:kubermatic.k8c.io/v1:ClusterPatch 'api-server-allowlist-cluster-" in out
+    assert "mandatory policy violation(s)" in err
+
+
+def test_proxy_credentials_in_plain_text_fail(monkeypatch):
+    original = components.kubernetes_egress.kubeadm_proxy_env
+
+    def leaky(plan, credentials=None):
+        env = original(plan, credentials)
+        env["data"]["HTTPS_PROXY"] = env["data"]["HTTPS_PROXY"].replace("http://", "http://node:s3cr3t@")
+        return env
+
+    monkeypatch.setattr(components.kubernetes_egress, "kubeadm_proxy_env", leaky)
+    result = preview(open_project(ROOT), "proxy-only")
+    assert _mandatory(result) == [("proxy-credentials-secret", "kubernetes:core/v1:ConfigMap 'cluster-proxy-configmap-kube-system-egress-proxy-env'")]
+    assert "s3cr3t" not in " ".join(v.message for v in result.violations)
+
+
+def test_broken_rcg_chain_fails(monkeypatch):
+    network = components.azure_firewall.network
+    original = network.FirewallPolicyRuleCollectionGroup
+
+    def unchained(name, opts=None, **kwargs):
+        return original(name, opts=components.azure_firewall.pulumi.ResourceOptions(parent=opts.parent, provider=opts.provider), **kwargs)
+
+    monkeypatch.setattr(network, "FirewallPolicyRuleCollectionGroup", unchained)
+    result = preview(open_project(ROOT), "dev")
+    assert _mandatory(result) == [("azure-rcg-writes-chained", "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-kkp'"),
+                                  ("azure-rcg-writes-chained", "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-openshift'")]
+
+
+def test_security_group_over_the_accounts_quota_fails_the_cli(run_cli, tmp_path):
+    config = tmp_path / "pack.json"
+    config.write_text(json.dumps({"aws-security-group-quotas": {"rulesPerFamily": 1}}))
+    code, out, err = run_cli("preview", "--stack", "kkp-aws", "--out", str(tmp_path / "out"), "--policy-pack-config", str(config))
+    assert code == 1
+    assert ("[mandatory] aws-security-group-quotas: aws:ec2/securityGroup:SecurityGroup 'egress-kkp-eu-west-1-nodes-0': "
+            "egress-kkp-eu-west-1-nodes-0: 2 IPv4 egress rules, over the 1 a security group may have") in out
+
