@@ -168,6 +168,22 @@ def preview_command(
         raise EgressError(f"stack '{stack}': {len(result.mandatory)} mandatory policy violation(s); the first: {result.mandatory[0].line()}")
 
 
+@app.command("diff")
+def diff_command(
+    base: Annotated[str, typer.Option("--base", help="Git ref to compare against (e.g. origin/main).")],
+    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    project: ProjectOption = None,
+) -> None:
+    """The preview of BASE against the working tree, as Markdown for one pull-request comment: requirements added and
+    removed (with citations), resources and rules added, changed, removed, replacements, and the policy results."""
+    from egress_preview.diff import diff_markdown
+    from egress_preview.preview import preview, snapshot
+
+    proj = _project(project)
+    head = snapshot(preview(proj, stack))
+    _out(diff_markdown(proj.root, base, stack, head))
+
+
 # install-config platform names -> the Infrastructure platform type the operator keys on
 _PLATFORM_TYPES = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "openstack": "OpenStack", "vsphere": "VSphere", "baremetal": "BareMetal",
                    "none": "None", "nutanix": "Nutanix", "ovirt": "oVirt", "ibmcloud": "IBMCloud", "powervs": "PowerVS", "external": "External"}

@@ -3,7 +3,6 @@ registered, documented and has fixtures of both kinds, and the pack's entry poin
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 from pulumi_policy import Severity, StackValidationPolicy

@@ -1,0 +1,243 @@
+"""``egress diff``: the preview of a git ref against the working tree, as one pull-request comment per stack.
+
+The base is previewed with its own code (``git archive`` of the ref, run in a child process with that tree first on
+the path), so a change to the compiler shows as what it changes. Both sides are ``snapshot``s (resources.json);
+the comparison is pure: requirements added / removed with citations, resources added / changed / removed with the
+rules inside them, replacements called out, and the policy results (which pulumi/actions does not put in its
+comment). The Markdown stays under GitHub's 65,535-character comment limit.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+from egress.errors import EgressError
+
+GITHUB_COMMENT_LIMIT = 65_535
+MARKER = "<!-- egress-diff:{stack} -->"
+# Inputs whose change makes the provider replace the resource (delete and create), by type.
+REPLACE_ON = {
+    "aws:networkfirewall/ruleGroup:RuleGroup": ("capacity", "type", "name"),
+    "aws:networkfirewall/firewallPolicy:FirewallPolicy": ("name",),
+    "aws:ec2/securityGroup:SecurityGroup": ("vpcId", "description", "name"),
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": ("securityGroupId",),
+    "azure-native:network:FirewallPolicyRuleCollectionGroup": ("ruleCollectionGroupName", "firewallPolicyName", "resourceGroupName"),
+    "azure-native:network:IpGroup": ("ipGroupsName", "resourceGroupName", "location"),
+    "azure-native:network:FirewallPolicy": ("resourceGroupName", "location", "firewallPolicyName"),
+}
+KUBERNETES_REPLACE_ON = ("apiVersion", "kind", "metadata.name", "metadata.namespace")
+
+
+class DiffError(EgressError):
+    """The base ref cannot be previewed."""
+
+
+_BASE_SCRIPT = """
+import json, sys
+from pathlib import Path
+from egress.project import open_project
+from egress_preview.preview import preview, snapshot
+print(json.dumps(snapshot(preview(open_project(Path(sys.argv[1])), sys.argv[2]))))
+"""
+
+
+def base_snapshot(project_root: Path, ref: str, stack: str) -> dict[str, Any]:
+    """Preview ``stack`` as it was at ``ref``, with that ref's code and data."""
+    try:
+        archive = subprocess.run(["git", "-C", str(project_root), "archive", "--format=tar", ref], capture_output=True, check=True).stdout
+    except subprocess.CalledProcessError as exc:
+        raise DiffError(f"git ref '{ref}': {exc.stderr.decode(errors='replace').strip()}. Fix: pass a commit, branch or tag that exists "
+                        "(in CI, fetch the base branch: actions/checkout with fetch-depth: 0)") from None
+    with tempfile.TemporaryDirectory(prefix="egress-diff-") as directory:
+        tree = Path(directory)
+        with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
+            tar.extractall(tree, filter="data")
+        if not (tree / "egress_preview" / "preview.py").exists():
+            raise DiffError(f"git ref '{ref}' predates egress preview, so it cannot be previewed with its own code. Fix: use a later base")
+        if not (tree / "stacks" / f"Pulumi.{stack}.yaml").exists():
+            return {"stack": stack, "resources": [], "requirements": [], "violations": [], "outputs": {}, "coverage": [], "warnings": [],
+                    "missing": True}
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(tree / "policy")]))
+        done = subprocess.run([sys.executable, "-c", _BASE_SCRIPT, str(tree), stack], cwd=tree, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise DiffError(f"previewing stack '{stack}' at '{ref}' failed: {last}")
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# -- comparison (pure) ---------------------------------------------------------------------------------------------------
+
+def _req_key(req: dict) -> tuple:
+    return (req["role"], req["destination"], req["protocol"], tuple(req.get("ports") or ()))
+
+
+def _req_line(req: dict) -> str:
+    ports = ",".join(str(p) for p in req.get("ports") or ()) or "any"
+    cites = "; ".join(f"{c['doc']} {c.get('section', '')}".strip() for c in req.get("citations", [])[:2])
+    return f"| {req['role']} | `{req['destination']}` | {req['protocol']}/{ports} | {', '.join(req.get('entries', []))} | {cites} |"
+
+
+def _get(document: Any, path: str) -> Any:
+    for part in path.split("."):
+        document = document.get(part) if isinstance(document, dict) else None
+    return document
+
+
+def _rules(resource: dict) -> dict[str, Any]:
+    """Named rules inside a resource, for rule-level changes: Azure (collection/rule), domain-list targets, Suricata sids,
+    squid.conf acl / http_access lines."""
+    props, typ = resource["props"], resource["type"]
+    if typ == "azure-native:network:FirewallPolicyRuleCollectionGroup":
+        return {f"{c.get('name')}/{r.get('name')}": r for c in props.get("ruleCollections") or [] for r in c.get("rules") or []}
+    if typ == "aws:networkfirewall/ruleGroup:RuleGroup":
+        source = (props.get("ruleGroup") or {}).get("rulesSource") or {}
+        if source.get("rulesSourceList"):
+            return {f"target {t}": t for t in source["rulesSourceList"].get("targets") or []}
+        return {f"sid {line.split('sid:')[1].split(';')[0]}": line for line in str(source.get("rulesString") or "").splitlines() if "sid:" in line}
+    data = props.get("data") if isinstance(props.get("data"), dict) else {}
+    if "squid.conf" in data:
+        lines = [line for line in data["squid.conf"].splitlines() if line.startswith(("acl ", "http_access "))]
+        return {line: line for line in lines}
+    return {}
+
+
+def _hosts(rule: Any) -> list[str]:
+    if not isinstance(rule, dict):
+        return []
+    return sorted({*rule.get("targetFqdns", []), *rule.get("destinationFqdns", []), *rule.get("destinationAddresses", []), *rule.get("fqdnTags", [])})
+
+
+def _changed_paths(old: Any, new: Any, prefix: str = "", depth: int = 4) -> list[str]:
+    if old == new:
+        return []
+    if depth == 0 or not isinstance(old, dict) or not isinstance(new, dict):
+        return [prefix or "(value)"]
+    out = []
+    for key in sorted(set(old) | set(new)):
+        out += _changed_paths(old.get(key), new.get(key), f"{prefix}.{key}" if prefix else key, depth - 1)
+    return out
+
+
+def resource_changes(old: dict, new: dict) -> tuple[list[str], list[str]]:
+    """(rule-level change lines, replacement reasons) for one resource present on both sides."""
+    lines: list[str] = []
+    before, after = _rules(old), _rules(new)
+    if before or after:
+        for name in sorted(set(after) - set(before)):
+            hosts = _hosts(after[name])
+            lines.append(f"+ {name}" + (f" ({len(hosts)}: {', '.join(hosts[:8])}{', ...' if len(hosts) > 8 else ''})" if hosts else ""))
+        for name in sorted(set(before) - set(after)):
+            lines.append(f"- {name}")
+        for name in sorted(set(before) & set(after)):
+            if before[name] != after[name]:
+                added, removed = sorted(set(_hosts(after[name])) - set(_hosts(before[name]))), sorted(set(_hosts(before[name])) - set(_hosts(after[name])))
+                detail = "; ".join(filter(None, [f"+{', '.join(added)}" if added else "", f"-{', '.join(removed)}" if removed else ""]))
+                lines.append(f"~ {name}" + (f" ({detail})" if detail else ""))
+    rest = [p for p in _changed_paths(old["props"], new["props"]) if not (before or after) or not p.startswith(("ruleCollections", "ruleGroup", "data"))]
+    lines += [f"~ {path}" for path in rest]
+    keys = REPLACE_ON.get(new["type"], KUBERNETES_REPLACE_ON if new["type"].startswith("kubernetes:") else ())
+    reasons = [f"{key}: {json.dumps(_get(old['props'], key))} -> {json.dumps(_get(new['props'], key))}"
+               for key in keys if _get(old["props"], key) != _get(new["props"], key)]
+    return lines, reasons
+
+
+def _key(resource: dict) -> tuple[str, str]:
+    return resource["type"], resource["name"]
+
+
+def compare(base: dict, head: dict) -> dict[str, Any]:
+    base_reqs, head_reqs = {_req_key(r): r for r in base["requirements"]}, {_req_key(r): r for r in head["requirements"]}
+    base_res, head_res = {_key(r): r for r in base["resources"]}, {_key(r): r for r in head["resources"]}
+    changed = {}
+    for key in sorted(set(base_res) & set(head_res)):
+        if base_res[key]["props"] != head_res[key]["props"]:
+            changed[key] = resource_changes(base_res[key], head_res[key])
+    old_violations = {(v["policy"], v["resource"], v["message"]) for v in base.get("violations", [])}
+    return {
+        "requirements_added": [head_reqs[k] for k in sorted(set(head_reqs) - set(base_reqs))],
+        "requirements_removed": [base_reqs[k] for k in sorted(set(base_reqs) - set(head_reqs))],
+        # the same flow, now also needed by other entries (a feature that shares a host adds its ids here)
+        "requirements_reasons": [(head_reqs[k], sorted(set(head_reqs[k].get("entries", [])) - set(base_reqs[k].get("entries", []))),
+                                  sorted(set(base_reqs[k].get("entries", [])) - set(head_reqs[k].get("entries", []))))
+                                 for k in sorted(set(base_reqs) & set(head_reqs)) if base_reqs[k].get("entries") != head_reqs[k].get("entries")],
+        "resources_added": [head_res[k] for k in sorted(set(head_res) - set(base_res))],
+        "resources_removed": [base_res[k] for k in sorted(set(base_res) - set(head_res))],
+        "resources_changed": changed,
+        "violations": head.get("violations", []),
+        "new_violations": [v for v in head.get("violations", []) if (v["policy"], v["resource"], v["message"]) not in old_violations],
+        "coverage": head.get("coverage", []),
+    }
+
+
+def _rules_of_new(resource: dict) -> list[str]:
+    return [f"+ {name}" for name in sorted(_rules(resource))][:50]
+
+
+def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    replacements = [(key, reasons) for key, (_, reasons) in result["resources_changed"].items() if reasons]
+    mandatory = [v for v in result["violations"] if v["level"] == "mandatory"]
+    lines = [MARKER.format(stack=stack), f"### egress-matrix: `{stack}` against `{base_ref}`", "",
+             f"**Requirements** +{len(result['requirements_added'])} / -{len(result['requirements_removed'])} · "
+             f"**Resources** +{len(result['resources_added'])} / ~{len(result['resources_changed'])} / -{len(result['resources_removed'])}"
+             f"{f' ({len(replacements)} replaced)' if replacements else ''} · "
+             f"**Policy** {len(mandatory)} mandatory, {len(result['violations']) - len(mandatory)} advisory ({len(result['new_violations'])} new)"]
+    if not any(result[k] for k in ("requirements_added", "requirements_removed", "resources_added", "resources_removed", "resources_changed")):
+        lines += ["", "No change to the requirements or the resources."]
+    for title, reqs in (("Requirements added", result["requirements_added"]), ("Requirements removed", result["requirements_removed"])):
+        if reqs:
+            lines += ["", f"#### {title}", "", "| Role | Destination | Protocol/ports | Entries | Source |", "|---|---|---|---|---|",
+                      *(_req_line(r) for r in reqs)]
+    if result.get("requirements_reasons"):
+        lines += ["", "#### Requirements needed by other entries now", ""]
+        lines += [f"- {r['role']} `{r['destination']}` {r['protocol']}: " + "; ".join(filter(None, [
+                  f"+{', '.join(added)}" if added else "", f"-{', '.join(gone)}" if gone else ""])) for r, added, gone in result["requirements_reasons"]]
+    if replacements:
+        lines += ["", "#### Replacements (delete and create)", ""]
+        lines += [f"- :warning: `{t}` **{n}**: {'; '.join(reasons)}" for (t, n), reasons in replacements]
+    if result["resources_added"] or result["resources_changed"] or result["resources_removed"]:
+        lines += ["", "#### Resources", ""]
+        for resource in result["resources_added"]:
+            lines.append(f"- **+** `{resource['type']}` **{resource['name']}**")
+            lines += [f"  - `{line}`" for line in _rules_of_new(resource)]
+        for (typ, name), (changes, _) in result["resources_changed"].items():
+            lines.append(f"- **~** `{typ}` **{name}**")
+            lines += [f"  - `{line}`" for line in changes]
+        for resource in result["resources_removed"]:
+            lines.append(f"- **-** `{resource['type']}` **{resource['name']}**")
+    lines += ["", "#### Policy pack", ""]
+    if mandatory:
+        lines += [f"- :x: **{v['policy']}** on {v['resource']}: {v['message']}" for v in mandatory]
+    advisory = [v for v in result["new_violations"] if v["level"] != "mandatory"]
+    if advisory:
+        lines += ["", f"<details><summary>{len(advisory)} new advisory finding(s)</summary>", "",
+                  *(f"- {v['policy']} on {v['resource']}: {v['message']}" for v in advisory), "", "</details>"]
+    if not mandatory and not advisory:
+        lines.append("No mandatory violation; no new advisory finding.")
+    coverage = ", ".join(f"{c['target']} {c['allowed']}/{c['enforced']}" for c in result["coverage"])
+    if coverage:
+        lines += ["", f"Requirements allowed by what will be deployed: {coverage}."]
+    return truncate("\n".join(lines) + "\n", limit)
+
+
+def truncate(text: str, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    note = "\n\n**Truncated: {n:,} more characters.** The full diff is in the workflow's artifact (or run `egress diff` locally).\n"
+    room = limit - len(note.format(n=len(text)))
+    cut = text.rfind("\n", 0, room)
+    cut = cut if cut > 0 else room
+    return text[:cut] + note.format(n=len(text) - cut)
+
+
+def diff_markdown(project_root: Path, base_ref: str, stack: str, head: dict[str, Any]) -> str:
+    return markdown(stack, base_ref, compare(base_snapshot(project_root, base_ref, stack), head))
+
+
+def stacks_of(snapshots: Iterable[dict]) -> list[str]:
+    return [s["stack"] for s in snapshots]
