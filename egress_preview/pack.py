@@ -44,7 +44,8 @@ def servicer(policies: Optional[list] = None, config: Optional[Mapping[str, Any]
     """The pack's analyzer, configured as the engine would (``config``: the JSON of --policy-pack-config)."""
     from egress_policies import PACK_NAME, POLICIES
 
-    analyzer = _PolicyAnalyzerServicer(name=PACK_NAME, version="0.1.0", policies=policies or POLICIES,
+    # 0.0.1: what a Python PolicyPack always reports (the engine shows PulumiPolicy.yaml's version).
+    analyzer = _PolicyAnalyzerServicer(name=PACK_NAME, version="0.0.1", policies=policies or POLICIES,
                                        enforcement_level=EnforcementLevel.ADVISORY)
     request = proto.ConfigureAnalyzerRequest()
     defaults = {p.name: (p.enforcement_level.value if p.enforcement_level else "advisory") for p in (policies or POLICIES)}

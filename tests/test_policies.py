@@ -60,3 +60,21 @@ def test_stack_policies_pin_their_violations_to_resources():
     assert isinstance(next(p for p in POLICIES if p.name == "azure-rcg-writes-chained"), StackValidationPolicy)
     assert [v["resource"] for v in judge("azure-rcg-writes-chained", fixture)] == [
         "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-openshift'"]
+
+
+def test_an_unknown_value_stops_only_the_policies_that_read_it():
+    """In a real first preview some values are not known yet. One in a resource a policy ignores must not stop it; one
+    in a resource it judges makes Pulumi report the policy as unable to run there (advisory), as the SDK does."""
+    from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
+
+    from egress_preview.pack import run_pack
+    from policy_harness import edited, recording
+
+    unknown_elsewhere = edited(recording("dev"), [{"resource": "egress-proxy-deployment-egress-proxy-egress-proxy", "set": "metadata.namespace",
+                                                   "value": UNKNOWN_STRING_VALUE}])
+    broken = edited(unknown_elsewhere, [{"resource": "egress-aks", "set": "ruleCollections.1.rules.2.targetFqdns",
+                                         "value": ["azure.archive.ubuntu.com", "security.ubuntu.com"]}])
+    assert [(v.policy, v.level) for v in run_pack(broken) if v.level == "mandatory"] == [("required-egress-complete", "mandatory")]
+    unknown_judged = edited(recording("dev"), [{"resource": "egress-nodes", "set": "id", "value": UNKNOWN_STRING_VALUE}])
+    stopped = [v for v in run_pack(unknown_judged) if "during preview" in v.message]
+    assert sorted({(v.policy, v.level) for v in stopped}) == [("egress-least-privilege", "advisory"), ("required-egress-complete", "advisory")]

@@ -51,7 +51,7 @@ def findings(resources: list[DeployedResource]) -> list[tuple[str, str]]:
 
 
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in findings(resources_of(args)):
+    for message, urn in findings(resources_of(args, [RULE_GROUP_TYPE, POLICY_TYPE])):
         report_violation(message, urn)
 
 

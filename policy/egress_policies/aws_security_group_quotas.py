@@ -42,7 +42,7 @@ def findings(resources: list[DeployedResource], per_family: int = MAX_SG_RULES_P
 
 
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in findings(resources_of(args), config_value(args, "rulesPerFamily", MAX_SG_RULES_PER_FAMILY)):
+    for message, urn in findings(resources_of(args, [SECURITY_GROUP_TYPE, EGRESS_RULE_TYPE]), config_value(args, "rulesPerFamily", MAX_SG_RULES_PER_FAMILY)):
         report_violation(message, urn)
 
 

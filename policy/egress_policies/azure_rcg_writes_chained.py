@@ -31,7 +31,7 @@ def findings(resources: list[DeployedResource]) -> list[tuple[str, str]]:
 
 
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in findings(resources_of(args)):
+    for message, urn in findings(resources_of(args, [RCG_TYPE])):
         report_violation(message, urn)
 
 

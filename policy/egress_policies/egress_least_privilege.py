@@ -11,7 +11,7 @@ from egress.targets import TARGETS
 from egress.targets.aws.deployed import EGRESS_RULE_TYPE
 from egress.targets.azure.deployed import RCG_TYPE
 
-from .support import config_value, is_open, resources_of, stack_context
+from .support import JUDGED_TYPES, config_value, is_open, resources_of, stack_context
 
 NAME = "egress-least-privilege"
 ANY = {"*", "any", "0.0.0.0/0", "::/0", "Internet"}
@@ -57,7 +57,7 @@ def findings(resources: list[DeployedResource], report_extra: bool = True) -> li
 
 
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in findings(resources_of(args), report_extra=config_value(args, "reportBeyondMatrix", True)):
+    for message, urn in findings(resources_of(args, JUDGED_TYPES), report_extra=config_value(args, "reportBeyondMatrix", True)):
         report_violation(message, urn)
 
 

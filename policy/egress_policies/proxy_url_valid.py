@@ -33,7 +33,10 @@ def violations(resource: DeployedResource) -> list[str]:
 
 
 def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    for message in violations(resource_of(args)):
+    resource = resource_of(args)
+    if resource is None:
+        return
+    for message in violations(resource):
         report_violation(message, None)
 
 

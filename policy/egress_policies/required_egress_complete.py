@@ -12,7 +12,7 @@ from egress.targets.aws.deployed import RULE_GROUP_TYPE, ROLE_TAG, SECURITY_GROU
 from egress.targets.azure.deployed import RCG_TYPE, rcg_name
 from egress.targets.kubernetes.deployed import squid_configs
 
-from .support import resources_of, stack_context
+from .support import JUDGED_TYPES, resources_of, stack_context
 
 NAME = "required-egress-complete"
 REMEDIATION = ("Deploy the stack's own program output (the rules were edited or removed outside the matrix), or add the missing "
@@ -61,7 +61,7 @@ def misses(resources: list[DeployedResource]) -> list[tuple[str, Optional[str]]]
 
 
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in misses(resources_of(args)):
+    for message, urn in misses(resources_of(args, JUDGED_TYPES)):
         report_violation(message, urn)
 
 

@@ -27,6 +27,13 @@ from egress.project import find_project
 from egress.resolve import resolve
 
 
+# What the target evaluators read: the resources every target rebuilds its artefacts from.
+JUDGED_TYPES = ("azure-native:network:FirewallPolicyRuleCollectionGroup", "azure-native:network:IpGroup",
+                "aws:networkfirewall/ruleGroup:RuleGroup", "aws:networkfirewall/firewallPolicy:FirewallPolicy",
+                "aws:ec2/securityGroup:SecurityGroup", "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+                "kubernetes:core/v1:ConfigMap")
+
+
 @dataclass(frozen=True)
 class StackContext:
     stack: str
@@ -66,16 +73,23 @@ def stack_context() -> StackContext:
     return _context(pulumi.get_stack(), tuple((key, config.get(key)) for key in keys))
 
 
-def resource_of(args: ResourceValidationArgs) -> DeployedResource:
+def resource_of(args: ResourceValidationArgs, prefix: str = "kubernetes:") -> Optional[DeployedResource]:
+    """The resource under validation, or None when its type is not one the policy reads. Only what a policy reads is
+    converted: in a real preview a value not known yet (an id) raises, and Pulumi reports that policy as unable to run
+    there; an unknown value in a resource the policy ignores must not stop it."""
+    if not args.resource_type.startswith(prefix):
+        return None
     return DeployedResource(type=args.resource_type, name=args.name, urn=args.urn, props=plain(args.props),
                             additional_secret_outputs=tuple(args.opts.additional_secret_outputs or ()))
 
 
-def resources_of(args: StackValidationArgs) -> list[DeployedResource]:
+def resources_of(args: StackValidationArgs, types: Iterable[str]) -> list[DeployedResource]:
+    """The stack's resources of ``types`` (type tokens; a token ending in ':' is a prefix), converted; the others untouched."""
+    wanted = tuple(types)
     return [DeployedResource(type=r.resource_type, name=r.name, urn=r.urn, props=plain(r.props), parent=r.parent.urn if r.parent else None,
                              dependencies=tuple(d.urn for d in r.dependencies),
                              additional_secret_outputs=tuple(r.opts.additional_secret_outputs or ()))
-            for r in args.resources]
+            for r in args.resources if r.resource_type in wanted or r.resource_type.startswith(tuple(t for t in wanted if t.endswith(":")))]
 
 
 def config_value(args: Any, key: str, default: Any) -> Any:

@@ -40,7 +40,10 @@ def violations(resource: DeployedResource, expiry_days: int = 30, now: datetime.
 
 
 def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    for message in violations(resource_of(args), config_value(args, "expiryWarningDays", 30)):
+    resource = resource_of(args)
+    if resource is None:
+        return
+    for message in violations(resource, config_value(args, "expiryWarningDays", 30)):
         report_violation(message, None)
 
 
