@@ -184,6 +184,57 @@ def diff_command(
     _out(diff_markdown(proj.root, base, stack, head))
 
 
+class ExplainFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+@app.command("explain")
+def explain_command(
+    destination: Annotated[Optional[str], typer.Argument(help="DESTINATION[:PORT] from a log line: host, *.wildcard, IP, CIDR or URL.")] = None,
+    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    role: Annotated[Optional[str], typer.Option("--role", help="Only this source role (nodes, seed, ...).")] = None,
+    rule: Annotated[Optional[str], typer.Option("--rule", help="A rule name as a log shows it (Azure rule, AWS sid or group, squid ACL).")] = None,
+    deployed: Annotated[Optional[Path], typer.Option("--deployed", help="Judge the resources of an egress preview (its resources.json) "
+                                                     "instead of the stack's own render.", dir_okay=False)] = None,
+    fmt: Annotated[ExplainFormat, typer.Option("--format", "-f", help="Output format.")] = ExplainFormat.text,
+    project: ProjectOption = None,
+) -> None:
+    """Which requirements need DESTINATION[:PORT] (ids, purpose, citation) and which emitted rule of each target allows or
+    denies it; or, with --rule, the requirements behind a rule name. Exits 1 when --rule names no rule."""
+    import json
+
+    from .deployed import resources_from_json
+    from .explain import explain_destination, explain_rule, format_text, parse_destination_arg, to_json
+
+    if (destination is None) == (rule is None):
+        raise EgressError("give a DESTINATION[:PORT] or --rule NAME (one of them). Fix: e.g. egress explain mcr.microsoft.com:443, "
+                          "or egress explain --rule aks-core-https")
+    proj = _project(project)
+    catalog, profile, reqs = proj.requirements(stack)
+    if deployed is not None:
+        try:
+            document = json.loads(deployed.read_text(encoding="utf-8"))
+            resources = resources_from_json(document["resources"])
+        except (OSError, ValueError, KeyError) as exc:
+            raise EgressError(f"{deployed}: not the resources.json of an egress preview ({exc}). Fix: run egress preview --out DIR") from None
+        if document.get("stack") != stack:
+            raise EgressError(f"{deployed}: the preview of stack '{document.get('stack')}', not '{stack}'. Fix: pass --stack {document.get('stack')}")
+        artefacts = {name: TARGETS[name].deployed(resources) for name in profile.targets}
+    else:
+        artefacts = {name: TARGETS[name].render(TARGETS[name].compile(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'"))
+                     for name in profile.targets}
+    if rule is not None:
+        result = explain_rule(catalog, reqs, artefacts, rule, profile)
+    else:
+        target, port = parse_destination_arg(destination or "")
+        result = explain_destination(catalog, profile, reqs, artefacts, target, port, role)
+    _out(json.dumps(to_json(result), indent=2) + "\n" if fmt is ExplainFormat.json else format_text(result))
+    if rule is not None and not result.found:
+        raise EgressError(f"no rule of stack '{stack}' is named '{rule}'. Fix: copy the rule name from the log line (Azure rule, "
+                          "AWS sid or rule group, squid ACL), or use a close name listed above")
+
+
 # install-config platform names -> the Infrastructure platform type the operator keys on
 _PLATFORM_TYPES = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "openstack": "OpenStack", "vsphere": "VSphere", "baremetal": "BareMetal",
                    "none": "None", "nutanix": "Nutanix", "ovirt": "oVirt", "ibmcloud": "IBMCloud", "powervs": "PowerVS", "external": "External"}
