@@ -771,3 +771,12 @@ def test_aks_refuses_proxy_credentials():
     exc = failure(compiled, "openshift", (CREDENTIALS,), cluster_proxy=("aks",))
     assert str(exc) == ("egress-matrix:proxyCredentials = '(secret)': AKS's HTTP proxy does not support user/password authentication. "
                         "Fix: use a proxy that authenticates AKS's nodes another way, or leave aks out of clusterProxy")
+
+
+def test_an_acl_of_every_source_is_read_as_squid_reads_it():
+    """'acl x src all' matches every client, as Squid reads it (the evaluator raised before: 'all' is not an address)."""
+    catalog, reqs, plan, files = _round_trip("proxy-only")
+    conf = files["kubernetes/squid.conf"]
+    line = next(l for l in conf.splitlines() if l.startswith("acl role-nodes src "))
+    verdict = evaluate({**files, "kubernetes/squid.conf": conf.replace(line, "acl role-nodes src all")}, reqs, catalog)
+    assert verdict.missing == ()

@@ -44,6 +44,8 @@ def _parse(text: str) -> tuple[dict[str, tuple[str, list[str], set[str]]], list[
 def _matches(acl: tuple[str, list[str], set[str]], request: dict) -> bool | None:
     kind, values, flags = acl
     if kind == "src":
+        if "all" in values:  # Squid reads 'all' as every address
+            return True
         address = ipaddress.ip_address(request["src"])
         return any(address in ipaddress.ip_network(v, strict=False) for v in values)
     if kind == "port":
@@ -57,7 +59,7 @@ def _matches(acl: tuple[str, list[str], set[str]], request: dict) -> bool | None
         return any(host == v[1:] or host.endswith(v) if v.startswith(".") else host == v.lower() for v in values)
     if kind == "dstdom_regex":
         return any(re.search(v, request["host"], re.I if "-i" in flags else 0) for v in values)
-    if kind == "all" or (kind == "src" and values == ["all"]):
+    if kind == "all":
         return True
     return None  # an ACL type this evaluator does not read
 
