@@ -26,6 +26,7 @@ from pulumi.runtime import rpc, settings
 
 from egress.deployed import DeployedResource
 from egress.errors import EgressError
+from egress.gcpause import paused_gc
 from egress.profile import PROJECT
 
 SECRET_STAND_IN = "offline-preview:secret-not-decrypted"
@@ -182,19 +183,27 @@ def run_program(project_dir: Path, stack: str, config: Optional[dict[str, str]] 
         pulumi.runtime.set_all_config(dict(config), list(secret_keys or []))
         original_warn = pulumi.log.warn
         pulumi.log.warn = lambda message, *args, **kwargs: warnings.append(str(message))  # type: ignore[assignment]
+        def program() -> None:  # returns nothing: the SDK would otherwise wrap and await the program's globals
+            runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
+
         try:
-            pulumi.runtime.test(register or (lambda: runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")))()
+            # The SDK's outputs are thousands of short-lived objects; a collection walking the provider SDKs' hundreds of
+            # thousands of long-lived ones on each of them would cost more than the program (bench/RESULTS.md).
+            with paused_gc():
+                pulumi.runtime.test(register or program)()
         except pulumi.RunError as exc:
             raise ProgramError(f"stack '{stack}': {exc}") from None
         finally:
             pulumi.log.warn = original_warn  # type: ignore[assignment]
         root = settings.get_root_resource()
-        outputs = getattr(root, "outputs", {}) or {}
+        outputs = dict(getattr(root, "outputs", {}) or {})
+        # Serialised once, as the engine would receive them (secrets marked), rather than lifting every leaf into an Output.
+        wire = rpc.deserialize_properties(pulumi_mocks._sync_await(rpc.serialize_properties(outputs, {})))
         resolved, secret = {}, []
-        for key, value in outputs.items():
-            output = pulumi.Output.from_input(value)
-            resolved[key] = _unwrap(pulumi_mocks._sync_await(output.future()), "", [])
-            if pulumi_mocks._sync_await(output.is_secret()):
+        for key, value in wire.items():
+            paths: list[str] = []
+            resolved[key] = _unwrap(value, key, paths)
+            if paths:
                 secret.append(key)
         recorded.outputs, recorded.secret_outputs = resolved, tuple(secret)
     return recorded

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ipaddress
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
@@ -12,8 +13,10 @@ IPV4_ALL: Interval = (4, 0, 2**32 - 1)
 EVERYWHERE: tuple[Interval, ...] = (IPV4_ALL, (6, 0, 2**128 - 1))
 
 
+@lru_cache(maxsize=8192)
 def parse_interval(text: str) -> Optional[Interval]:
-    """An IP, CIDR or ``a-b`` range as an interval; None for anything else (a service tag, ``*``)."""
+    """An IP, CIDR or ``a-b`` range as an interval; None for anything else (a service tag, ``*``). Cached: evaluators
+    parse the same few sources once per rule."""
     try:
         if "-" in text:
             low, high = (ipaddress.ip_address(part.strip()) for part in text.split("-", 1))

@@ -7,11 +7,10 @@ from typing import Any, Iterator
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
 from egress.deployed import DeployedResource
-from egress.targets import TARGETS
 from egress.targets.aws.deployed import EGRESS_RULE_TYPE
 from egress.targets.azure.deployed import RCG_TYPE
 
-from .support import JUDGED_TYPES, config_value, is_open, resources_of, stack_context
+from .support import JUDGED_TYPES, config_value, is_open, resources_of, stack_context, target_verdict
 
 NAME = "egress-least-privilege"
 ANY = {"*", "any", "0.0.0.0/0", "::/0", "Internet"}
@@ -48,11 +47,9 @@ def findings(resources: list[DeployedResource], report_extra: bool = True) -> li
     if report_extra:
         context = stack_context()
         for name in context.profile.targets:
-            spec = TARGETS[name]
-            enforced = spec.enforced(context.catalog, context.profile, context.requirements)
-            artefacts = spec.deployed(resources)
+            artefacts, _, verdict = target_verdict(name, resources)
             if artefacts:
-                out += [(f"{name}: allowed beyond the matrix: {extra}", None) for extra in spec.evaluate(artefacts, enforced, context.catalog).extra]
+                out += [(f"{name}: allowed beyond the matrix: {extra}", None) for extra in verdict.extra]
     return out
 
 

@@ -12,7 +12,7 @@ from egress.targets.aws.deployed import RULE_GROUP_TYPE, ROLE_TAG, SECURITY_GROU
 from egress.targets.azure.deployed import RCG_TYPE, rcg_name
 from egress.targets.kubernetes.deployed import squid_configs
 
-from .support import JUDGED_TYPES, resources_of, stack_context
+from .support import JUDGED_TYPES, resources_of, stack_context, target_verdict
 
 NAME = "required-egress-complete"
 REMEDIATION = ("Deploy the stack's own program output (the rules were edited or removed outside the matrix), or add the missing "
@@ -45,11 +45,8 @@ def misses(resources: list[DeployedResource]) -> list[tuple[str, Optional[str]]]
     out: list[tuple[str, Optional[str]]] = []
     for name in context.profile.targets:
         spec = TARGETS[name]
-        enforced = spec.enforced(context.catalog, context.profile, context.requirements)
-        if not enforced:
-            continue
-        artefacts = spec.deployed(resources)
-        if not spec.evaluate(artefacts, enforced, context.catalog).missing:
+        artefacts, enforced, verdict = target_verdict(name, resources)
+        if not enforced or not verdict.missing:
             continue
         for req in enforced:  # only on a miss: which requirements, one by one
             verdict = spec.evaluate(artefacts, [req], context.catalog)

@@ -25,6 +25,7 @@ from egress.models import Catalog, Requirement
 from egress.profile import PROJECT, SECRET_KEYS, Profile, config_keys, profile_from_pulumi_config
 from egress.project import find_project
 from egress.resolve import resolve
+from egress.targets import TARGETS, Verdict
 
 
 # What the target evaluators read: the resources every target rebuilds its artefacts from.
@@ -40,6 +41,7 @@ class StackContext:
     catalog: Catalog
     profile: Profile
     requirements: tuple[Requirement, ...]
+    key: tuple = ()  # (stack, config): what it was resolved from
 
 
 def _matrix_dir() -> Path:
@@ -62,7 +64,7 @@ def _context(stack: str, config: tuple[tuple[str, Optional[str]], ...]) -> Stack
     catalog = _catalog(_matrix_dir())
     profile = profile_from_pulumi_config(values.get, stack).with_secrets(k for k in SECRET_KEYS if values.get(k) is not None)
     requirements = tuple(resolve(catalog, profile, f"Pulumi config of stack '{stack}'", stack))
-    return StackContext(stack=stack, catalog=catalog, profile=profile, requirements=requirements)
+    return StackContext(stack=stack, catalog=catalog, profile=profile, requirements=requirements, key=(stack, config))
 
 
 def stack_context() -> StackContext:
@@ -71,6 +73,25 @@ def stack_context() -> StackContext:
     config = pulumi.Config(PROJECT)
     keys = sorted(set(config_keys()) | set(SECRET_KEYS))
     return _context(pulumi.get_stack(), tuple((key, config.get(key)) for key in keys))
+
+
+_VERDICTS: dict[tuple, tuple] = {}
+
+
+def target_verdict(name: str, resources: list[DeployedResource]) -> tuple[dict[str, str], list[Requirement], Verdict]:
+    """(artefacts rebuilt from the resources, the requirements the target enforces, its verdict) for target ``name``.
+    Two stack policies judge the same artefacts in one analysis: the verdict is computed once per stack and content."""
+    context = stack_context()
+    spec = TARGETS[name]
+    artefacts = spec.deployed(resources)
+    key = (context.key, name, tuple(sorted(artefacts.items())))
+    if key not in _VERDICTS:
+        if len(_VERDICTS) > 16:
+            _VERDICTS.clear()
+        enforced = spec.enforced(context.catalog, context.profile, context.requirements)
+        _VERDICTS[key] = (enforced, spec.evaluate(artefacts, enforced, context.catalog))
+    enforced, verdict = _VERDICTS[key]
+    return artefacts, enforced, verdict
 
 
 def resource_of(args: ResourceValidationArgs, prefix: str = "kubernetes:") -> Optional[DeployedResource]:
