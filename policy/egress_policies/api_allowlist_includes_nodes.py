@@ -3,13 +3,13 @@ reach the API server through the allowlist. Since Kubernetes 1.25 kube-proxy fil
 balancer too, so a missing range cuts the cluster off its own API."""
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, Severity
 
 from egress.deployed import DeployedResource
 
 from .api_allowlist_not_open import allowlist_ranges
 from .objects import is_kkp
-from .support import covered, resource_of, stack_context
+from .support import covered, resource_validator, stack_context
 
 NAME = "api-allowlist-includes-nodes"
 
@@ -33,19 +33,11 @@ def violations(resource: DeployedResource) -> list[str]:
     return out
 
 
-def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    resource = resource_of(args)
-    if resource is None:
-        return
-    for message in violations(resource):
-        report_violation(message, None)
-
-
 POLICY = ResourceValidationPolicy(
     name=NAME,
     description="The API server allowlist includes the nodes' egress CIDRs (and the seed's nodes and pods on KKP, the pods elsewhere).",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    validate=validate,
+    validate=resource_validator(violations),
     remediation_steps="Add the missing CIDRs to egress-matrix:apiServerAllowedCidrs.",
 )

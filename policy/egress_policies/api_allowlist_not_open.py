@@ -2,13 +2,13 @@
 LoadBalancer Service), counting the ranges KKP adds from the Seed."""
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, Severity
 
 from egress.deployed import DeployedResource
 from egress.targets.kubernetes.api_allowlist import kkp_front_loadbalancer
 
 from .objects import is_kkp, spec
-from .support import is_open, resource_of, stack_context
+from .support import is_open, resource_validator, stack_context
 
 NAME = "api-allowlist-not-open"
 ALLOWLIST_ANNOTATION = "egress-matrix/requirement"
@@ -41,20 +41,12 @@ def violations(resource: DeployedResource) -> list[str]:
     return []
 
 
-def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    resource = resource_of(args)
-    if resource is None:
-        return
-    for message in violations(resource):
-        report_violation(message, None)
-
-
 POLICY = ResourceValidationPolicy(
     name=NAME,
     description="The API server allowlist is never empty and never contains 0.0.0.0/0 or ::/0 (unless the stack sets apiServerAllowAll).",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.CRITICAL,
-    validate=validate,
+    validate=resource_validator(violations),
     remediation_steps="List the client CIDRs in egress-matrix:apiServerAllowedCidrs and narrow the Seed's "
                       "defaultAPIServerAllowedIPRanges / nodeportProxy sourceRanges.",
 )

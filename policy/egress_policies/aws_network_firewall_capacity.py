@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 
-from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import EnforcementLevel, Severity, StackValidationPolicy
 
 from egress.deployed import DeployedResource
 from egress.targets.aws.deployed import POLICY_TYPE, RULE_GROUP_TYPE
 from egress.targets.aws.plan import MAX_GROUP_CAPACITY, MAX_RULES_STRING_BYTES, MAX_STATEFUL_GROUPS_PER_POLICY
 
-from .support import resources_of
+from .support import stack_validator
 
 NAME = "aws-network-firewall-capacity"
 _SID = re.compile(r"\bsid\s*:\s*(\d+)\s*;")
@@ -50,17 +50,12 @@ def findings(resources: list[DeployedResource]) -> list[tuple[str, str]]:
     return out
 
 
-def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in findings(resources_of(args, [RULE_GROUP_TYPE, POLICY_TYPE])):
-        report_violation(message, urn)
-
-
 POLICY = StackValidationPolicy(
     name=NAME,
     description="Network Firewall rule groups have capacity for their rules (and at most 30,000), rules strings under 2,000,000 "
                 "bytes, unique signature ids, and at most 20 stateful groups per policy.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    validate=validate,
+    validate=stack_validator(findings, [RULE_GROUP_TYPE, POLICY_TYPE]),
     remediation_steps="Raise egress-matrix:awsCapacityHeadroom (a capacity change replaces the group), or split platforms across stacks.",
 )

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackValidationPolicy
 
 from egress.deployed import DeployedResource
 from egress.targets.aws.deployed import EGRESS_RULE_TYPE, ROLE_TAG, SECURITY_GROUP_TYPE
 from egress.targets.aws.plan import MAX_SG_RULES_PER_FAMILY
 
-from .support import config_value, resources_of, stack_context
+from .support import stack_context, stack_validator
 
 NAME = "aws-security-group-quotas"
 MAX_RULES_PER_ENI = 1000
@@ -41,17 +41,12 @@ def findings(resources: list[DeployedResource], per_family: int = MAX_SG_RULES_P
     return out
 
 
-def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in findings(resources_of(args, [SECURITY_GROUP_TYPE, EGRESS_RULE_TYPE]), config_value(args, "rulesPerFamily", MAX_SG_RULES_PER_FAMILY)):
-        report_violation(message, urn)
-
-
 POLICY = StackValidationPolicy(
     name=NAME,
     description="Security groups stay within AWS quotas: egress rules per group and address family, groups and rules per network interface.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    validate=validate,
+    validate=stack_validator(findings, [SECURITY_GROUP_TYPE, EGRESS_RULE_TYPE], ("rulesPerFamily", MAX_SG_RULES_PER_FAMILY)),
     config_schema=PolicyConfigSchema(properties={"rulesPerFamily": {
         "type": "integer", "minimum": 1, "maximum": 1000, "default": MAX_SG_RULES_PER_FAMILY,
         "description": "The account's 'Inbound or outbound rules per security group' quota (AWS default 60)."}}),

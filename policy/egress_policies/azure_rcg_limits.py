@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import EnforcementLevel, Severity, StackValidationPolicy
 
 from egress.deployed import DeployedResource
 from egress.targets.azure.deployed import RCG_TYPE, rcg_body, rcg_name
 from egress.targets.azure.plan import MAX_DESCRIPTION, MAX_RCG_BYTES, MAX_RCGS_PER_POLICY
 
-from .support import resources_of
+from .support import stack_validator
 
 NAME = "azure-rcg-limits"
 
@@ -51,17 +51,12 @@ def findings(resources: list[DeployedResource]) -> list[tuple[str, str]]:
     return out
 
 
-def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in findings(resources_of(args, [RCG_TYPE])):
-        report_violation(message, urn)
-
-
 POLICY = StackValidationPolicy(
     name=NAME,
     description="Azure rule collection groups fit Azure's limits: priority 100-65000 and unique per policy, at most 50 per "
                 "policy, under 2 MB each, unique rule names, descriptions under 1,024 characters.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    validate=validate,
+    validate=stack_validator(findings, [RCG_TYPE]),
     remediation_steps="Move egress-matrix:azurePriorityBase to a free band, or split platforms across policies.",
 )

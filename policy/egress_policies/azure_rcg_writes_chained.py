@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import EnforcementLevel, Severity, StackValidationPolicy
 
 from egress.deployed import DeployedResource
 from egress.targets.azure.deployed import RCG_TYPE, rcg_name
 
 from .azure_rcg_limits import policy_key
-from .support import resources_of
+from .support import stack_validator
 
 NAME = "azure-rcg-writes-chained"
 
@@ -30,16 +30,11 @@ def findings(resources: list[DeployedResource]) -> list[tuple[str, str]]:
     return out
 
 
-def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in findings(resources_of(args, [RCG_TYPE])):
-        report_violation(message, urn)
-
-
 POLICY = StackValidationPolicy(
     name=NAME,
     description="The rule collection groups of one firewall policy are written one at a time: each depends on the group before it.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.MEDIUM,
-    validate=validate,
+    validate=stack_validator(findings, [RCG_TYPE]),
     remediation_steps="Create the groups with depends_on the previous group (the AzureFirewallEgress component does).",
 )

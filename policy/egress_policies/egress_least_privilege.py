@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackValidationPolicy
 
 from egress.deployed import DeployedResource
 from egress.targets.aws.deployed import EGRESS_RULE_TYPE
 from egress.targets.azure.deployed import RCG_TYPE
 
-from .support import JUDGED_TYPES, config_value, is_open, resources_of, stack_context, target_verdict
+from .support import JUDGED_TYPES, is_open, stack_context, stack_validator, target_verdict
 
 NAME = "egress-least-privilege"
 ANY = {"*", "any", "0.0.0.0/0", "::/0", "Internet"}
@@ -53,18 +53,13 @@ def findings(resources: list[DeployedResource], report_extra: bool = True) -> li
     return out
 
 
-def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in findings(resources_of(args, JUDGED_TYPES), report_extra=config_value(args, "reportBeyondMatrix", True)):
-        report_violation(message, urn)
-
-
 POLICY = StackValidationPolicy(
     name=NAME,
     description="Nothing is allowed beyond the matrix: no allow-any destination, no bare '*' FQDN, no 0.0.0.0/0 on all ports, "
                 "and no flow the stack's requirements do not ask for (the AWS domain-list broadening shows here).",
     enforcement_level=EnforcementLevel.ADVISORY,
     severity=Severity.MEDIUM,
-    validate=validate,
+    validate=stack_validator(findings, JUDGED_TYPES, ("reportBeyondMatrix", True)),
     config_schema=PolicyConfigSchema(properties={"reportBeyondMatrix": {
         "type": "boolean", "default": True,
         "description": "Report every flow the deployed rules allow that no requirement asks for (off: only the allow-any checks)."}}),

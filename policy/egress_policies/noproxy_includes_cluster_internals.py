@@ -3,13 +3,13 @@ noProxy from must cover localhost, the Service and pod networks, the nodes' netw
 for OpenShift, what the operator will compute (status.noProxy) from the deployed spec is judged."""
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, Severity
 
 from egress.deployed import DeployedResource
 from egress.noproxy import openshift_no_proxy
 
 from .objects import is_openshift_proxy, no_proxy_lists, spec
-from .support import covered, resource_of, stack_context
+from .support import covered, resource_validator, stack_context
 
 NAME = "noproxy-includes-cluster-internals"
 NAMES = ("localhost", "127.0.0.1", ".svc")
@@ -42,21 +42,13 @@ def violations(resource: DeployedResource) -> list[str]:
     return out
 
 
-def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    resource = resource_of(args)
-    if resource is None:
-        return
-    for message in violations(resource):
-        report_violation(message, None)
-
-
 POLICY = ResourceValidationPolicy(
     name=NAME,
     description="Every noProxy the cluster reads (KKP Seed node settings, NO_PROXY env, OpenShift's computed status.noProxy) "
                 "covers localhost, .svc, the Service, pod and node networks.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    validate=validate,
+    validate=resource_validator(violations),
     remediation_steps="Set egress-matrix:serviceCidrs, podCidrs and machineCidrs (or nodeSources) to the cluster's networks; "
                       "the program puts them in noProxy.",
 )

@@ -6,13 +6,13 @@ OpenShift Proxy, which echoes it in status; a KKP Seed) must mark those outputs 
 lands in the state in plain text."""
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, Severity
 
 from egress.deployed import DeployedResource
 from egress.gourl import GoURLError, parse as go_parse
 
 from .objects import is_kkp, is_openshift_proxy, proxy_urls
-from .support import resource_of
+from .support import resource_validator
 
 NAME = "proxy-credentials-secret"
 SECRET_OUTPUTS = {"Proxy": ("spec", "status"), "Seed": ("spec",)}
@@ -53,21 +53,13 @@ def violations(resource: DeployedResource) -> list[str]:
     return out
 
 
-def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    resource = resource_of(args)
-    if resource is None:
-        return
-    for message in violations(resource):
-        report_violation(message, None)
-
-
 POLICY = ResourceValidationPolicy(
     name=NAME,
     description="Proxy URLs carrying credentials live only in Secrets or in objects whose outputs are marked secret; never in a "
                 "ConfigMap, a label or an annotation.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.CRITICAL,
-    validate=validate,
+    validate=resource_validator(violations),
     remediation_steps="Keep credentials in egress-matrix:proxyCredentials (pulumi config set --secret) and out of URLs; the "
                       "program adds them inside secret Outputs.",
 )

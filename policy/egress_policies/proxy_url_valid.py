@@ -3,13 +3,13 @@ validation (scheme http/https, host, port; for OpenShift the whole Proxy spec, i
 operator does not go Degraded and nodes do not fail to pull."""
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, Severity
 
 from egress.deployed import DeployedResource
 from egress.targets.kubernetes.openshift_checks import ProxyValidationError, degraded_message, validate_proxy_spec
 
 from .objects import is_openshift_proxy, proxy_urls, spec
-from .support import redact, resource_of
+from .support import redact, resource_validator
 
 NAME = "proxy-url-valid"
 
@@ -32,21 +32,13 @@ def violations(resource: DeployedResource) -> list[str]:
     return out
 
 
-def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    resource = resource_of(args)
-    if resource is None:
-        return
-    for message in violations(resource):
-        report_violation(message, None)
-
-
 POLICY = ResourceValidationPolicy(
     name=NAME,
     description="Proxy URLs (OpenShift Proxy, KKP Seed node settings, HTTP(S)_PROXY env) pass the OpenShift network "
                 "operator's validation.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    validate=validate,
+    validate=resource_validator(violations),
     remediation_steps="Write the proxy as http://host:port or https://host:port in egress-matrix:httpProxy / httpsProxy "
                       "(credentials go in egress-matrix:proxyCredentials).",
 )

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import EnforcementLevel, Severity, StackValidationPolicy
 
 from egress.deployed import DeployedResource
 from egress.models import Requirement
@@ -12,7 +12,7 @@ from egress.targets.aws.deployed import RULE_GROUP_TYPE, ROLE_TAG, SECURITY_GROU
 from egress.targets.azure.deployed import RCG_TYPE, rcg_name
 from egress.targets.kubernetes.deployed import squid_configs
 
-from .support import JUDGED_TYPES, resources_of, stack_context, target_verdict
+from .support import JUDGED_TYPES, stack_context, stack_validator, target_verdict
 
 NAME = "required-egress-complete"
 REMEDIATION = ("Deploy the stack's own program output (the rules were edited or removed outside the matrix), or add the missing "
@@ -57,17 +57,12 @@ def misses(resources: list[DeployedResource]) -> list[tuple[str, Optional[str]]]
     return out
 
 
-def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in misses(resources_of(args, JUDGED_TYPES)):
-        report_violation(message, urn)
-
-
 POLICY = StackValidationPolicy(
     name=NAME,
     description="Every requirement of the stack (resolved from its config and the matrix) is allowed by the deployed Azure rule "
                 "collection groups, Network Firewall rule groups, security groups and the egress proxy's squid.conf.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    validate=validate,
+    validate=stack_validator(misses, JUDGED_TYPES),
     remediation_steps=REMEDIATION,
 )

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import pulumi
 from pulumi_policy import ResourceValidationArgs, StackValidationArgs
@@ -111,6 +111,27 @@ def resources_of(args: StackValidationArgs, types: Iterable[str]) -> list[Deploy
                              dependencies=tuple(d.urn for d in r.dependencies),
                              additional_secret_outputs=tuple(r.opts.additional_secret_outputs or ()))
             for r in args.resources if r.resource_type in wanted or r.resource_type.startswith(tuple(t for t in wanted if t.endswith(":")))]
+
+
+def resource_validator(violations: Callable[..., list[str]], *settings: tuple[str, Any]) -> Callable:
+    """A resource policy's validate: ``violations(resource, *setting values)`` for the Kubernetes objects it reads."""
+    def validate(args: ResourceValidationArgs, report_violation: Callable) -> None:
+        resource = resource_of(args)
+        if resource is None:
+            return
+        for message in violations(resource, *(config_value(args, key, default) for key, default in settings)):
+            report_violation(message, None)
+    return validate
+
+
+def stack_validator(findings: Callable[..., list[tuple[str, Optional[str]]]], types: Iterable[str], *settings: tuple[str, Any]) -> Callable:
+    """A stack policy's validate: ``findings(resources of types, *setting values)`` -> (message, urn of the resource to fix)."""
+    wanted = tuple(types)
+
+    def validate(args: StackValidationArgs, report_violation: Callable) -> None:
+        for message, urn in findings(resources_of(args, wanted), *(config_value(args, key, default) for key, default in settings)):
+            report_violation(message, urn)
+    return validate
 
 
 def config_value(args: Any, key: str, default: Any) -> Any:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import datetime
 
-from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
+from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ResourceValidationPolicy, Severity
 
 from egress.deployed import DeployedResource
 from egress.targets.kubernetes.openshift_checks import TRUSTED_CA_KEY, ProxyValidationError, validate_trust_bundle
 
 from .objects import env_data
-from .support import config_value, resource_of
+from .support import resource_validator
 
 NAME = "trusted-ca-valid"
 TRUSTED_CA_NAMESPACE = "openshift-config"
@@ -39,21 +39,13 @@ def violations(resource: DeployedResource, expiry_days: int = 30, now: datetime.
     return out
 
 
-def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    resource = resource_of(args)
-    if resource is None:
-        return
-    for message in violations(resource, config_value(args, "expiryWarningDays", 30)):
-        report_violation(message, None)
-
-
 POLICY = ResourceValidationPolicy(
     name=NAME,
     description="The proxy's trusted-CA bundle (openshift-config ConfigMap, key ca-bundle.crt) parses as the network operator "
                 "parses it, and no certificate in it is expired, not yet valid, or about to expire.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    validate=validate,
+    validate=resource_validator(violations, ("expiryWarningDays", 30)),
     config_schema=PolicyConfigSchema(properties={"expiryWarningDays": {
         "type": "integer", "minimum": 0, "default": 30, "description": "Report certificates that expire within this many days."}}),
     remediation_steps="Put the proxy's current CA certificates (PEM) in egress-matrix:proxyTrustedCa.",
