@@ -56,8 +56,8 @@ def mask(value: Any, paths: tuple[str, ...], prefix: str = "") -> Any:
     return value
 
 
-def _coverage(project: Project, stack: str, resources: list[DeployedResource]) -> list[Coverage]:
-    catalog, profile, requirements = project.requirements(stack)
+def _coverage(resolved: tuple, resources: list[DeployedResource]) -> list[Coverage]:
+    catalog, profile, requirements = resolved
     out = []
     for name in profile.targets:
         spec = TARGETS[name]
@@ -67,8 +67,8 @@ def _coverage(project: Project, stack: str, resources: list[DeployedResource]) -
     return out
 
 
-def _renders(project: Project, stack: str) -> dict[str, str]:
-    catalog, profile, requirements = project.requirements(stack)
+def _renders(project: Project, stack: str, resolved: tuple) -> dict[str, str]:
+    catalog, profile, requirements = resolved
     files: dict[str, str] = {}
     for name in profile.targets:
         spec = TARGETS[name]
@@ -79,15 +79,15 @@ def _renders(project: Project, stack: str) -> dict[str, str]:
 def preview(project: Project, stack: str, pack_config: Optional[dict[str, Any]] = None, progress=None) -> PreviewResult:
     """``progress(text)`` is told what runs next (a spinner on a terminal)."""
     step = progress or (lambda text: None)
-    catalog, profile, requirements = project.requirements(stack)  # a bad stack fails here, with the core's message
+    resolved = project.requirements(stack)  # a bad stack fails here, with the core's message; resolved once for what follows
     step(f"running the program for stack '{stack}' under the Pulumi mocks")
     recorded = run_program(project.root, stack)
     step("running the policy pack")
     violations = run_pack(recorded, pack_config)
     violations.sort(key=lambda v: (v.level != "mandatory", SEVERITY_ORDER.get(v.severity, 9), v.policy, v.resource, v.message))
     step("judging coverage and rendering the targets")
-    return PreviewResult(stack=stack, recorded=recorded, violations=violations, coverage=_coverage(project, stack, recorded.resources),
-                         requirements=[requirement_json(r) for r in requirements], renders=_renders(project, stack))
+    return PreviewResult(stack=stack, recorded=recorded, violations=violations, coverage=_coverage(resolved, recorded.resources),
+                         requirements=[requirement_json(r) for r in resolved[2]], renders=_renders(project, stack, resolved))
 
 
 def snapshot(result: PreviewResult) -> dict[str, Any]:
