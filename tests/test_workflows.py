@@ -4,19 +4,42 @@ actionlint (installed by .ci/run into .tools/actionlint, pinned) must find nothi
 the mistakes planted in a broken workflow, so the first check cannot pass because the linter checks nothing. The
 structural tests pin what the workflows are for: the PR preview and the deployment run pulumi/actions with the
 CrossGuard pack in policy/, and every workflow that works per stack covers exactly the stacks in stacks/ (a new
-stacks/Pulumi.<name>.yaml without its workflow entries fails here).
+stacks/Pulumi.<name>.yaml without its workflow entries fails here). The safety tests (tests/workflow_checks.py, each
+also run on planted mistakes): actions pinned by commit, no checkout keeping its token, the PR preview in its own
+environment with read-only PREVIEW_* credentials, non-production stacks deployed before production ones, and both
+virtualenvs installed from hashed locks that agree with pyproject.toml (docs/CI.md).
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import runpy
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
+from workflow_checks import (
+    PINNED,
+    PINS,
+    checkout_problems,
+    install_problems,
+    json_lists,
+    load,
+    lock_entries,
+    lock_problems,
+    lock_requirements,
+    order_problems,
+    parse_workflow,
+    pin_problems,
+    preview_problems,
+    pull_request_secret_problems,
+    steps,
+    target_python,
+    workflow_files,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -143,42 +166,31 @@ def test_actionlint_catches_a_broken_workflow(actionlint, tmp_path):
 # --- structure ---------------------------------------------------------------------------------------------------
 
 
-def load(name: str) -> dict:
-    workflow = yaml.safe_load((WORKFLOWS / name).read_text())
-    # YAML 1.1 reads the key `on` as the boolean true.
-    if True in workflow:
-        workflow["on"] = workflow.pop(True)
-    return workflow
-
-
 def all_workflows() -> dict[str, dict]:
-    return {p.name: load(p.name) for p in sorted(WORKFLOWS.glob("*.y*ml"))}
+    return {p.name: load(p.name) for p in workflow_files()}
 
 
 def steps_using(job: dict, action: str) -> list[dict]:
     return [s for s in job.get("steps", []) if s.get("uses", "").split("@")[0] == action]
 
 
-def the_step_using(job: dict, uses: str) -> dict:
-    steps = [s for s in job.get("steps", []) if s.get("uses") == uses]
-    assert len(steps) == 1, f"expected one step using {uses}, found {len(steps)}"
-    return steps[0]
+def the_step_using(job: dict, action: str) -> dict:
+    found = steps_using(job, action)
+    assert len(found) == 1, f"expected one step using {action}, found {len(found)}"
+    return found[0]
 
 
 def matrix_stacks(job: dict) -> list[str]:
     return job["strategy"]["matrix"]["stack"]
 
 
+def the_install_script(job: dict) -> str:
+    (step,) = [s for s in job["steps"] if s.get("name") == "Python dependencies (hashed locks)"]
+    return step["run"]
+
+
 def test_stacks_exist():
     assert len(STACKS) >= 2 and "dev" in STACKS, STACKS
-
-
-def test_every_action_is_pinned_to_a_major_version():
-    for name, workflow in all_workflows().items():
-        for job_id, job in workflow["jobs"].items():
-            for step in job.get("steps", []):
-                if "uses" in step:
-                    assert re.fullmatch(r"[\w.-]+/[\w./-]+@v\d+", step["uses"]), (name, job_id, step["uses"])
 
 
 def test_no_expression_is_interpolated_into_a_script():
@@ -201,13 +213,10 @@ def test_pull_request_preview_runs_pulumi_with_the_policy_pack():
     assert job["permissions"] == {"contents": "read", "pull-requests": "write", "id-token": "write"}
     assert "github.event.pull_request.number" in job["concurrency"]["group"]
     assert "matrix.stack" in job["concurrency"]["group"]
-    assert job["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
 
-    setup = the_step_using(job, "actions/setup-python@v6")
-    assert str(setup["with"]["python-version"]) == "3.11"
-    assert any("-r requirements.txt" in s.get("run", "") for s in job["steps"])
-
-    pulumi = the_step_using(job, "pulumi/actions@v7")["with"]
+    pulumi_step = the_step_using(job, "pulumi/actions")
+    assert pulumi_step["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PREVIEW_PULUMI_ACCESS_TOKEN }}"
+    pulumi = pulumi_step["with"]
     assert pulumi["command"] == "preview"
     assert "matrix.stack" in pulumi["stack-name"]
     assert pulumi["comment-on-pr"] is True
@@ -224,21 +233,21 @@ def test_deployment_runs_pulumi_up_with_the_policy_pack_per_stack_environment():
     assert dispatch_input["type"] == "choice"
     assert sorted(dispatch_input["options"]) == STACKS
 
-    (job,) = workflow["jobs"].values()
-    assert job["environment"] == "${{ matrix.stack }}"  # reviewers of the stack's environment gate its update
-    assert job["concurrency"] == {"group": "pulumi-up-${{ matrix.stack }}", "cancel-in-progress": False}
-    assert job["permissions"]["id-token"] == "write"
-    # The matrix is the chosen stack on a manual run and this JSON list on a push.
-    expression = job["strategy"]["matrix"]["stack"]
-    assert "inputs.stack" in expression
-    (push_list,) = re.findall(r"'(\[\s*\"[^']*\])'", expression)
-    assert sorted(json.loads(push_list)) == STACKS
-
-    pulumi = the_step_using(job, "pulumi/actions@v7")["with"]
-    assert pulumi["command"] == "up"
-    assert "matrix.stack" in pulumi["stack-name"]
-    assert pulumi["policyPacks"] == "policy"
-    assert pulumi["policyPackConfigs"] == "policy/config/default.json"
+    for job_id, job in workflow["jobs"].items():
+        assert job["environment"] == "${{ matrix.stack }}", job_id  # the stack's environment's reviewers gate it
+        assert job["concurrency"] == {"group": "pulumi-up-${{ matrix.stack }}", "cancel-in-progress": False}
+        assert job["permissions"] == {"contents": "read", "id-token": "write"}
+        # The matrix is the chosen stack on a manual run and the job's JSON list on a push.
+        assert "inputs.stack" in job["strategy"]["matrix"]["stack"]
+        pulumi_step = the_step_using(job, "pulumi/actions")
+        assert pulumi_step["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
+        pulumi = pulumi_step["with"]
+        assert pulumi["command"] == "up"
+        assert "matrix.stack" in pulumi["stack-name"]
+        assert pulumi["policyPacks"] == "policy"
+        assert pulumi["policyPackConfigs"] == "policy/config/default.json"
+        # No cache restored into a job that holds deployment credentials.
+        assert "cache" not in the_step_using(job, "actions/setup-python")["with"]
 
 
 def test_offline_checks_test_preview_every_stack_and_comment_diffs():
@@ -269,3 +278,177 @@ def test_offline_checks_test_preview_every_stack_and_comment_diffs():
     script = comment["with"]["script"]
     assert "<!-- egress-diff:${stack} -->" in script and "process.env.STACK" in script
     assert "updateComment" in script and "createComment" in script
+
+
+# --- safety: pins, tokens, credentials, order (issue 17, items 11 and 12) -----------------------------------------
+
+
+def test_every_action_is_pinned_to_a_commit_with_declared_inputs():
+    for path in workflow_files():
+        assert pin_problems(path.name, path.read_text()) == []
+    used = {PINNED.fullmatch(step["uses"])["action"] for workflow in all_workflows().values()
+            for _, step in steps(workflow) if not step.get("uses", "./").startswith("./")}
+    assert sorted(PINS) == sorted(used), "tests/data/pinned_actions.json and the workflows name different actions"
+
+
+PLANTED_PINS = f"""\
+name: planted
+on: push
+jobs:
+  a:
+    runs-on: ubuntu-24.04
+    steps:
+      - uses: actions/checkout@v5
+      - uses: actions/checkout@{'0' * 40} # v5.1.0
+      - uses: actions/checkout@{PINS['actions/checkout']['commit']} # v5.0.0
+      - uses: actions/checkout@{PINS['actions/checkout']['commit']}
+      - uses: someone/else@{'a' * 40} # v1.0.0
+      - uses: actions/checkout@{PINS['actions/checkout']['commit']} # v5.1.0
+        with:
+          fetch-dept: 0
+      - uses: actions/github-script@{PINS['actions/github-script']['commit']} # v8.0.0
+"""
+
+
+def test_pin_check_catches_tags_unknown_commits_and_undeclared_inputs():
+    commit = PINS["actions/checkout"]["commit"]
+    assert pin_problems("planted.yml", PLANTED_PINS) == [
+        "planted.yml:7: actions/checkout@v5 is not pinned to a full commit SHA",
+        f"planted.yml:8: actions/checkout@{'0' * 40} is not the pinned commit of v5.1.0",
+        "planted.yml:9: actions/checkout needs the trailing comment '# v5.1.0'",
+        "planted.yml:10: actions/checkout needs the trailing comment '# v5.1.0'",
+        "planted.yml:11: someone/else is not in tests/data/pinned_actions.json",
+        "planted.yml: job a: actions/checkout has no input 'fetch-dept'",
+        "planted.yml: job a: actions/github-script needs the input 'script'",
+    ], commit
+
+
+def test_no_checkout_keeps_its_token():
+    for name, workflow in all_workflows().items():
+        assert checkout_problems(name, workflow) == []
+    planted = parse_workflow(PLANTED_PINS.replace("fetch-dept: 0", "persist-credentials: true"))
+    assert len(checkout_problems("planted.yml", planted)) == 5  # the five checkouts without persist-credentials: false
+
+
+def test_preview_runs_in_its_own_environment_with_read_only_credentials():
+    preview, up = load("pulumi-preview.yml"), load("pulumi-up.yml")
+    assert preview_problems(preview, up) == []
+    for name, workflow in all_workflows().items():
+        assert pull_request_secret_problems(name, workflow) == []
+
+
+def test_preview_check_catches_production_credentials_and_a_missing_environment():
+    preview, up = load("pulumi-preview.yml"), load("pulumi-up.yml")
+    (job,) = preview["jobs"].values()
+    job.pop("environment")
+    the_step_using(job, "pulumi/actions")["env"]["PULUMI_ACCESS_TOKEN"] = "${{ secrets.PULUMI_ACCESS_TOKEN }}"
+    job["steps"].append({"run": "true", "env": {"K": "${{ secrets.KUBE_TOKEN }}"}})
+    preview["env"] = {"T": "${{ secrets.PREVIEW_PULUMI_ACCESS_TOKEN }}"}
+    assert preview_problems(preview, up) == [
+        "pulumi-preview.yml: workflow-level env reads a secret (every job would get it)",
+        "pulumi-preview.yml: job preview runs in environment None, not 'preview'",
+        "pulumi-preview.yml reads secrets.KUBE_TOKEN: preview credentials are named PREVIEW_*",
+        "pulumi-preview.yml reads the deployment's secrets.PULUMI_ACCESS_TOKEN",
+    ]
+    assert pull_request_secret_problems("pulumi-preview.yml", preview) == [
+        "pulumi-preview.yml: a pull request's workflow reads secrets.KUBE_TOKEN",
+        "pulumi-preview.yml: a pull request's workflow reads secrets.PULUMI_ACCESS_TOKEN",
+    ]
+
+
+def test_deployment_updates_non_production_stacks_first():
+    assert order_problems(load("pulumi-up.yml"), STACKS) == []
+
+
+def test_order_check_catches_production_first_or_all_at_once():
+    up = load("pulumi-up.yml")
+    up["jobs"]["production"].pop("needs")
+    up["jobs"]["production"]["if"] = "github.event_name == 'push' || !contains(fromJSON('[\"dev\"]'), inputs.stack)"
+    assert order_problems(up, STACKS) == [
+        "production job does not need the non-production job: it would start at the same time",
+        "production job does not wait for the non-production updates to succeed",
+    ]
+    # The stack lists: a production stack among the first ones, and a stack in neither job.
+    up = load("pulumi-up.yml")
+    first = up["jobs"]["non-production"]["strategy"]["matrix"]
+    first["stack"] = first["stack"].replace("'[\"dev\"]'", "'[\"dev\", \"aks-public\"]'")
+    assert order_problems(up, [*STACKS, "new-stack"]) == [
+        "non-production job updates [['dev', 'aks-public']] on a push, expected ['dev']",
+        f"production job updates {json_lists(up['jobs']['production']['strategy']['matrix']['stack'])} on a push, "
+        f"expected {sorted(set(STACKS + ['new-stack']) - {'dev'})}",
+    ]
+    # One job updating every stack at once (the workflow before issue 17).
+    assert order_problems({"jobs": {"up": up["jobs"]["production"]}}, STACKS) == [
+        "pulumi-up.yml: jobs ['up'], expected non-production and production"]
+
+
+# --- hashed locks --------------------------------------------------------------------------------------------------
+
+
+def test_locks_pin_every_package_with_hashes_within_pyprojects_ranges():
+    for name, requirements in lock_requirements().items():
+        assert lock_problems(name, (ROOT / name).read_text(), requirements) == []
+
+
+def test_lock_check_catches_a_missing_hash_a_range_and_a_missing_dependency():
+    text = (ROOT / "requirements.txt").read_text()
+    sha = re.search(r"--hash=sha256:[0-9a-f]{64}", text)[0]
+    pyyaml = lock_entries(text)[0]["pyyaml"][0]
+    planted = re.sub(r"(?m)^pydantic==\S+", "pydantic==1.10.0", text)  # outside pydantic>=2.7,<3
+    planted = re.sub(r"(?m)^(pyyaml==\S+) \\\n(?:\s+--hash=\S+ \\\n)*\s+--hash=\S+\n", r"\1\n", planted)  # no hash
+    planted = re.sub(r"(?m)^typer==.*\n(?:\s+--hash=.*\n)*", "", planted)  # gone
+    planted += f"rich>=13 {sha}\n-e .\n"  # a range, and an editable directory: neither can be hash-checked
+    assert lock_problems("requirements.txt", planted, lock_requirements()["requirements.txt"]) == [
+        f"requirements.txt: pyyaml=={pyyaml} has no hash",
+        f"requirements.txt: not an exact, hashed pin: {('rich>=13 ' + sha)[:80]!r}",
+        "requirements.txt: not an exact, hashed pin: '-e .'",
+        "requirements.txt: pydantic==1.10.0 is outside pyproject's 'pydantic>=2.7,<3'",
+        "requirements.txt: pyproject's 'typer>=0.12,<1' is not locked",
+    ]
+
+
+def test_locks_agree_with_each_other_and_target_the_workflows_python():
+    locks = {name: lock_entries((ROOT / name).read_text())[0] for name in lock_requirements()}
+    program = locks.pop("requirements.txt")
+    for name, entries in locks.items():
+        assert {k: v[0] for k, v in entries.items() if program[k][0] != v[0]} == {}, name
+    tools_lock = runpy.run_path(str(ROOT / "tools" / "lock.py"), run_name="lock")
+    assert tools_lock["TARGET_PYTHON"] == target_python()
+    for name in ("pulumi-preview.yml", "pulumi-up.yml"):
+        for job in load(name)["jobs"].values():
+            assert str(the_step_using(job, "actions/setup-python")["with"]["python-version"]) == target_python(), name
+            assert job["runs-on"].startswith("ubuntu-"), name  # Linux x86_64, as locked
+            # The Pulumi CLI is the release of the locked SDK: a CLI release changes diffs like a provider's.
+            assert the_step_using(job, "pulumi/actions")["with"]["pulumi-version"] == program["pulumi"][0], name
+
+
+def test_both_venvs_are_installed_from_the_hashed_locks():
+    scripts = {name: [the_install_script(job) for job in load(name)["jobs"].values()]
+               for name in ("pulumi-preview.yml", "pulumi-up.yml")}
+    (script,) = {s for found in scripts.values() for s in found}  # one install script, the same in every job
+    assert install_problems("pulumi-preview.yml", script) == []
+    # What Pulumi itself installs (pulumi install, or a missing venv): requirements.txt for .venv (Pulumi.yaml) and
+    # policy/requirements.txt for policy/venv (PulumiPolicy.yaml) are the hashed locks, so pip checks them too.
+    assert yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["runtime"]["options"] == {"toolchain": "pip", "virtualenv": ".venv"}
+    assert yaml.safe_load((ROOT / "policy" / "PulumiPolicy.yaml").read_text())["runtime"]["options"] == {"virtualenv": "venv"}
+
+
+def test_install_check_catches_unhashed_and_missing_installs():
+    script = the_install_script(load("pulumi-up.yml")["jobs"]["production"])
+    planted = (script.replace("--no-build-isolation ", "")
+               .replace("pip_install .venv --require-hashes -r requirements.txt", "pip_install .venv -r requirements.txt")
+               .replace("pip_install policy/venv --no-deps --check-build-dependencies -e .", "pip_install policy/venv -e .")
+               + "python -m pip install pulumi-aws\n")
+    assert install_problems("pulumi-up.yml", planted) == [
+        "pulumi-up.yml: pip_install() must run pip with --no-build-isolation",
+        "pulumi-up.yml: a pip install outside pip_install()",
+        "pulumi-up.yml: .venv: -r requirements.txt without --require-hashes",
+        "pulumi-up.yml: policy/venv: -e . is neither a hashed lock nor the project (--no-deps)",
+    ]
+
+
+def test_docs_show_the_install_commands_the_workflows_run():
+    # docs/CI.md tells a person how to build the venvs for a local pulumi run: the same commands as CI.
+    (block,) = re.findall(r"```sh\n(pip_install\(\).*?)```", (ROOT / "docs" / "CI.md").read_text(), re.S)
+    script = the_install_script(load("pulumi-up.yml")["jobs"]["production"]).splitlines()
+    assert block.splitlines() == [line for line in script if "pip check" not in line and "GITHUB_PATH" not in line]

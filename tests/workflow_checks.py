@@ -1,0 +1,267 @@
+"""What tests/test_workflows.py checks in the workflows and the hashed locks, as functions that return problems.
+
+Each takes the text or the parsed YAML, so a test runs it on the real files (no problem) and on planted mistakes
+(exactly the expected problem): a check that cannot fail is caught there. docs/CI.md explains the rules.
+"""
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+from packaging.markers import Marker
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = ROOT / ".github" / "workflows"
+PINS = json.loads((ROOT / "tests" / "data" / "pinned_actions.json").read_text())["actions"]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+# The stacks that guard no real workload, updated before the others. Changing it is a decision, made here and in
+# pulumi-up.yml together (docs/CI.md, "Deployment order").
+NON_PRODUCTION = ["dev"]
+# Settings the workflows read that are no credential: both the preview and the deployment may name them.
+NOT_CREDENTIALS = {"PULUMI_ORG", "AWS_REGION"}
+# The environment the locks target: CPython on GitHub's ubuntu x86_64 runners (tools/lock.py).
+TARGET_MARKERS = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix",
+                  "implementation_name": "cpython", "platform_python_implementation": "CPython"}
+LOCKS = {".venv": ["requirements-build.txt", "requirements.txt"],
+         "policy/venv": ["requirements-build.txt", "policy/requirements.txt"]}
+
+
+def parse_workflow(text: str) -> dict:
+    workflow = yaml.safe_load(text)
+    if True in workflow:  # YAML 1.1 reads the key `on` as the boolean true
+        workflow["on"] = workflow.pop(True)
+    return workflow
+
+
+def load(name: str) -> dict:
+    return parse_workflow((WORKFLOWS / name).read_text())
+
+
+def workflow_files() -> list[Path]:
+    return sorted([*WORKFLOWS.glob("*.yml"), *WORKFLOWS.glob("*.yaml")])
+
+
+def steps(workflow: dict):
+    for job_id, job in workflow["jobs"].items():
+        for step in job.get("steps", []):
+            yield job_id, step
+
+
+# --- actions pinned by commit ------------------------------------------------------------------------------------
+
+PINNED = re.compile(r"(?P<action>[\w.-]+/[\w.-]+(?:/[\w./-]+)?)@(?P<commit>[0-9a-f]{40})")
+USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?P<rest>.*)$")
+
+
+def pin_problems(name: str, text: str) -> list[str]:
+    """Every `uses:` is a local workflow or a full commit SHA of a known action, its tag in a trailing comment,
+    with only inputs the action declares (and the ones it requires)."""
+    problems = []
+    for number, line in enumerate(text.splitlines(), 1):
+        m = USES_LINE.match(line)
+        if not m or m["ref"].startswith("./"):
+            continue
+        pin = PINNED.fullmatch(m["ref"])
+        if not pin:
+            problems.append(f"{name}:{number}: {m['ref']} is not pinned to a full commit SHA")
+            continue
+        entry = PINS.get(pin["action"])
+        tag = re.fullmatch(r"\s*#\s*(v[\d.]+)\s*", m["rest"])
+        if entry is None:
+            problems.append(f"{name}:{number}: {pin['action']} is not in tests/data/pinned_actions.json")
+        elif pin["commit"] != entry["commit"]:
+            problems.append(f"{name}:{number}: {pin['action']}@{pin['commit']} is not the pinned commit of {entry['tag']}")
+        elif not tag or tag[1] != entry["tag"]:
+            problems.append(f"{name}:{number}: {pin['action']} needs the trailing comment '# {entry['tag']}'")
+    for job_id, job in parse_workflow(text)["jobs"].items():
+        for step in [job, *job.get("steps", [])]:  # a job's own `uses:` calls a reusable workflow
+            ref = step.get("uses")
+            if ref is None or ref.startswith("./"):
+                continue
+            pin = PINNED.fullmatch(ref)
+            entry = PINS.get(pin["action"]) if pin else None
+            if entry is None:
+                continue  # reported above, on its line
+            given = set(step.get("with") or {})
+            for key in sorted(given - set(entry["inputs"])):
+                problems.append(f"{name}: job {job_id}: {pin['action']} has no input {key!r}")
+            for key in sorted(set(entry["required"]) - given):
+                problems.append(f"{name}: job {job_id}: {pin['action']} needs the input {key!r}")
+    return problems
+
+
+def checkout_problems(name: str, workflow: dict) -> list[str]:
+    """No checkout leaves the job's token in .git/config, where the code it checked out could read it."""
+    return [f"{name}: job {job_id}: actions/checkout keeps credentials (set persist-credentials: false)"
+            for job_id, step in steps(workflow)
+            if step.get("uses", "").startswith("actions/checkout@")
+            and (step.get("with") or {}).get("persist-credentials") is not False]
+
+
+# --- credentials -------------------------------------------------------------------------------------------------
+
+def referenced(node, context: str) -> set[str]:
+    """The names read from `secrets.X` / `vars.X` anywhere in NODE (a workflow, a job, a step)."""
+    return set(re.findall(rf"\b{context}\.(\w+)", json.dumps(node)))
+
+
+def preview_problems(preview: dict, up: dict) -> list[str]:
+    """The PR preview runs in its own `preview` environment, reads only PREVIEW_* credentials, none the deployment
+    reads, and no workflow-level env hands a secret to every job."""
+    problems = []
+    for name, workflow in (("pulumi-preview.yml", preview), ("pulumi-up.yml", up)):
+        if referenced(workflow.get("env", {}), "secrets"):
+            problems.append(f"{name}: workflow-level env reads a secret (every job would get it)")
+    for job_id, job in preview["jobs"].items():
+        environment = job.get("environment")
+        environment = environment.get("name") if isinstance(environment, dict) else environment
+        if environment != "preview":
+            problems.append(f"pulumi-preview.yml: job {job_id} runs in environment {environment!r}, not 'preview'")
+    deploy = (referenced(up, "secrets") | referenced(up, "vars")) - NOT_CREDENTIALS
+    for context in ("secrets", "vars"):
+        for key in sorted(referenced(preview, context) - NOT_CREDENTIALS):
+            if key in deploy:
+                problems.append(f"pulumi-preview.yml reads the deployment's {context}.{key}")
+            elif not key.startswith("PREVIEW_"):
+                problems.append(f"pulumi-preview.yml reads {context}.{key}: preview credentials are named PREVIEW_*")
+    for key in sorted(deploy):
+        if key.startswith("PREVIEW_"):
+            problems.append(f"pulumi-up.yml reads the preview's {key}")
+    return problems
+
+
+def pull_request_secret_problems(name: str, workflow: dict) -> list[str]:
+    """A workflow a pull request triggers runs the PR's code: it reads no deployment secret."""
+    if "pull_request" not in workflow["on"] and "pull_request_target" not in workflow["on"]:
+        return []
+    return [f"{name}: a pull request's workflow reads secrets.{key}"
+            for key in sorted(referenced(workflow, "secrets") - {"GITHUB_TOKEN"}) if not key.startswith("PREVIEW_")]
+
+
+# --- deployment order --------------------------------------------------------------------------------------------
+
+def json_lists(expression: str) -> list[list[str]]:
+    """The JSON lists of stack names quoted in an expression ('["dev"]'; not format()'s '[{0}]')."""
+    return [json.loads(m) for m in re.findall(r"'(\[\s*\"[^']*\])'", expression)]
+
+
+def order_problems(up: dict, stacks: list[str]) -> list[str]:
+    """pulumi-up: the non-production stacks in a first job, the production stacks in a second one that waits for
+    the first to succeed; together every stack, each once."""
+    jobs = up["jobs"]
+    if set(jobs) != {"non-production", "production"}:
+        return [f"pulumi-up.yml: jobs {sorted(jobs)}, expected non-production and production"]
+    first, second = jobs["non-production"], jobs["production"]
+    problems = []
+    push_lists = {job_id: json_lists(job["strategy"]["matrix"]["stack"]) for job_id, job in jobs.items()}
+    if push_lists["non-production"] != [NON_PRODUCTION]:
+        problems.append(f"non-production job updates {push_lists['non-production']} on a push, expected {NON_PRODUCTION}")
+    production = sorted(set(stacks) - set(NON_PRODUCTION))
+    if [sorted(p) for p in push_lists["production"]] != [production]:
+        problems.append(f"production job updates {push_lists['production']} on a push, expected {production}")
+    for job_id, job in jobs.items():
+        if json_lists(job.get("if", "")) != [NON_PRODUCTION]:
+            problems.append(f"{job_id} job: its `if` must test the chosen stack against {NON_PRODUCTION}")
+        if job.get("environment") != "${{ matrix.stack }}":
+            problems.append(f"{job_id} job: not in its stack's environment")
+    needs = second.get("needs", [])
+    if "non-production" not in ([needs] if isinstance(needs, str) else needs):
+        problems.append("production job does not need the non-production job: it would start at the same time")
+    if "needs.non-production.result == 'success'" not in second.get("if", ""):
+        problems.append("production job does not wait for the non-production updates to succeed")
+    if first.get("steps") != second.get("steps"):
+        problems.append("the two jobs run different steps")
+    return problems
+
+
+# --- hashed locks ------------------------------------------------------------------------------------------------
+
+def lock_entries(text: str) -> tuple[dict[str, tuple[str, list[str]]], list[str]]:
+    """{name: (version, hashes)} of a pip requirements lock, and the lines that are not `name==version --hash=...`."""
+    entries, problems = {}, []
+    joined = re.sub(r"\\\n", " ", text)
+    for line in joined.splitlines():
+        line = line.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        m = re.fullmatch(r"(?P<name>[A-Za-z0-9][\w.-]*)==(?P<version>[\w.+!-]+)(?:\s*;\s*(?P<marker>[^-][^\n]*?))?"
+                         r"(?P<hashes>(?:\s+--hash=\S+)*)", line)
+        if not m:
+            problems.append(f"not an exact, hashed pin: {line[:80]!r}")
+            continue
+        if m["marker"] and not Marker(m["marker"]).evaluate(TARGET_MARKERS | {"python_version": target_python()}):
+            continue
+        hashes = m["hashes"].split()
+        if not hashes:
+            problems.append(f"{m['name']}=={m['version']} has no hash")
+        problems += [f"{m['name']}: {h} is not a sha256" for h in hashes if not re.fullmatch(r"--hash=sha256:[0-9a-f]{64}", h)]
+        entries[canonicalize_name(m["name"])] = (m["version"], hashes)
+    return entries, problems
+
+
+def lock_problems(name: str, text: str, requirements: list[str]) -> list[str]:
+    """The lock pins every package with hashes, and every REQUIREMENTS (pyproject's) at a version it allows."""
+    entries, problems = lock_entries(text)
+    problems = [f"{name}: {p}" for p in problems]
+    env = TARGET_MARKERS | {"python_version": target_python(), "python_full_version": f"{target_python()}.0"}
+    for spec in requirements:
+        requirement = Requirement(spec)
+        if requirement.marker and not requirement.marker.evaluate(env):
+            continue
+        pinned = entries.get(canonicalize_name(requirement.name))
+        if pinned is None:
+            problems.append(f"{name}: pyproject's {spec!r} is not locked")
+        elif not requirement.specifier.contains(Version(pinned[0]), prereleases=True):
+            problems.append(f"{name}: {requirement.name}=={pinned[0]} is outside pyproject's {spec!r}")
+    return problems
+
+
+def target_python() -> str:
+    """The Python the locks were resolved for, from their header (tools/lock.py writes it)."""
+    m = re.search(r"for CPython (\d+\.\d+) on Linux x86_64", (ROOT / "requirements.txt").read_text())
+    assert m, "requirements.txt: the header naming the target Python is missing (python3 tools/lock.py writes it)"
+    return m[1]
+
+
+def lock_requirements() -> dict[str, list[str]]:
+    """What each lock must satisfy, from pyproject.toml."""
+    core = PYPROJECT["project"]["dependencies"]
+    pulumi_extra = PYPROJECT["project"]["optional-dependencies"]["pulumi"]
+    build = PYPROJECT["build-system"]["requires"]
+    return {
+        "requirements.txt": [*core, *pulumi_extra, *build],
+        "requirements-build.txt": build,
+        "policy/requirements.txt": [*core, *[r for r in pulumi_extra if r.startswith("pulumi-policy")], *build],
+    }
+
+
+def install_problems(name: str, script: str) -> list[str]:
+    """The venvs' install script: each lock with --require-hashes into its venv, then the project with --no-deps,
+    every pip run without build isolation (a build dependency fetched by pip itself would be unhashed)."""
+    problems = []
+    define = re.search(r'pip_install\(\) \{ "\$1/bin/python" -m pip install (?P<flags>[^;]*)"\$\{@:2\}"; \}', script)
+    if not define or "--no-build-isolation" not in define["flags"]:
+        problems.append(f"{name}: pip_install() must run pip with --no-build-isolation")
+    calls = [line.split() for line in script.splitlines() if line.strip().startswith("pip_install ")]
+    if re.search(r"\bpip3? install\b", script.replace(define[0], "") if define else script):
+        problems.append(f"{name}: a pip install outside pip_install()")
+    for venv, locks in LOCKS.items():
+        mine = [c[2:] for c in calls if c[1] == venv]
+        installed = [args[args.index("-r") + 1] for args in mine if "-r" in args]
+        if installed != locks:
+            problems.append(f"{name}: {venv} installs {installed}, expected {locks} in that order")
+        for args in mine:
+            if "-r" in args and "--require-hashes" not in args:
+                problems.append(f"{name}: {venv}: {' '.join(args)} without --require-hashes")
+            if "-r" not in args and args != ["--no-deps", "--check-build-dependencies", "-e", "."]:
+                problems.append(f"{name}: {venv}: {' '.join(args)} is neither a hashed lock nor the project (--no-deps)")
+        if not any(args[-2:] == ["-e", "."] for args in mine):
+            problems.append(f"{name}: {venv} lacks the project itself (--no-deps -e .)")
+    return problems
