@@ -271,7 +271,9 @@ def test_offline_checks_test_preview_every_stack_and_comment_diffs():
     (checkout,) = steps_using(diff, "actions/checkout")
     assert checkout["with"]["fetch-depth"] == 0
     (run,) = [s for s in diff["steps"] if "egress diff" in s.get("run", "")]
-    assert 'egress diff --base "origin/$BASE_REF" --stack "$STACK" > "out/diff/$STACK.md"' in run["run"]
+    assert 'egress diff --base "origin/$BASE_REF" --stack "$STACK" > "out/diff/$STACK.md" || code=$?' in run["run"]
+    # A danger to production fails the check, after the comment that names it was posted.
+    assert diff["steps"][-1]["if"] == "steps.diff.outputs.code != '0'" and "exit 1" in diff["steps"][-1]["run"] and run["id"] == "diff"
     assert run["env"] == {"BASE_REF": "${{ github.base_ref }}", "STACK": "${{ matrix.stack }}"}
     assert diff["permissions"]["pull-requests"] == "write"
     (comment,) = steps_using(diff, "actions/github-script")
