@@ -6,17 +6,17 @@ string, boolean, integer and array types, so the role -> source CIDRs map is one
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional
+from typing import Any, Iterable, Literal, Mapping, Optional
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from .addresses import AddressError, parse_cidr, parse_fqdn, parse_ip
 from .errors import ProfileError
 from .models import AzureCloudName, CloudVariant, Level, NodeOs, OpenShiftPlatform, Role
+from .stack_file import read_stack_file
+from .stack_rules import SettingProblem, check_key, parse_setting
 
 PROJECT = "egress-matrix"
 # A Squid image pinned by digest (tests/data/squid_image.yaml says where the digest was published).
@@ -402,8 +402,8 @@ def attribute_for_key(key: str) -> str:
     raise KeyError(key)
 
 
-def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str) -> Profile:
-    """Build a Profile from ``{key: value}`` (keys without the project namespace). Errors name the file."""
+def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str, lines: Optional[Mapping[str, int]] = None) -> Profile:
+    """Build a Profile from ``{key: value}`` (keys without the project namespace). Errors name the file (and line)."""
     known = config_keys()
     secrets = {key for key in values if key in SECRET_KEYS}
     values = {key: value for key, value in values.items() if key not in SECRET_KEYS}
@@ -424,7 +424,9 @@ def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str)
             problem, fix = error["msg"], _fix_for(key, error)
         if len(error["loc"]) > 1:
             problem = f"item {error['loc'][1]}: {problem}"
-        raise ProfileError(file, f"stack '{stack}'", f"config.{PROJECT}:{key}", value, problem, fix) from None
+        line = (lines or {}).get(key)
+        raise ProfileError(file, f"stack '{stack}', line {line}" if line else f"stack '{stack}'", f"config.{PROJECT}:{key}", value,
+                           problem, fix) from None
     profile._stack = stack
     profile._secrets = frozenset(secrets)
     return profile
@@ -443,52 +445,36 @@ def _fix_for(key: str, error: dict[str, Any]) -> str:
 
 
 def load_profile(stack_file: Path, stack: str) -> Profile:
-    """Read ``stacks/Pulumi.<stack>.yaml`` and return its validated Profile."""
-    try:
-        document = yaml.safe_load(stack_file.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ProfileError(stack_file, "", "(file)", "", f"not valid YAML ({exc})".replace("\n", " "), "correct the YAML syntax") from None
-    if not isinstance(document, dict):
-        raise ProfileError(stack_file, "", "(file)", document, "a stack file is a mapping", "write 'config:' with the settings under it")
-    config = document.get("config") or {}
-    if not isinstance(config, dict):
-        raise ProfileError(stack_file, "", "config", config, "must be a mapping of settings", "write 'egress-matrix:<key>: <value>' lines under 'config:'")
-    values: dict[str, Any] = {}
-    for full_key, value in config.items():
-        namespace, sep, key = str(full_key).partition(":")
-        if not sep:
-            raise ProfileError(stack_file, f"stack '{stack}'", f"config.{full_key}", value, "a config key needs a namespace",
-                               f"write '{PROJECT}:{full_key}'")
-        if namespace != PROJECT:
-            continue  # provider settings (azure-native:location, aws:region, ...) are Pulumi's business
-        if key in SECRET_KEYS:
-            if not (isinstance(value, dict) and "secure" in value):
-                raise ProfileError(stack_file, f"stack '{stack}'", f"config.{full_key}", "(hidden)", "this setting must be a Pulumi secret, "
-                                   "not plain text in the stack file", f"remove the line and run: pulumi config set --secret {full_key} '<value>'")
-            values[key] = None  # set, value unknown here (encrypted)
-            continue
-        if isinstance(value, dict) and "secure" in value:
-            raise ProfileError(stack_file, f"stack '{stack}'", f"config.{full_key}", "(secret)", "egress settings are not secret",
-                               "store it as plain config")
-        values[key] = value
-    return profile_from_config(values, stack_file, stack)
+    """Read ``stacks/Pulumi.<stack>.yaml`` strictly (egress/stack_file.py) and return its validated Profile: the text
+    the CLI would hand the program, read by the program's rules."""
+    parsed = read_stack_file(stack_file, stack, project=PROJECT, declared=config_keys())
+    return _profile_from_text(parsed.settings.get, stack_file, stack, parsed.secret_settings, parsed.lines)
 
 
-def profile_from_pulumi_config(get_raw: Any, stack: str) -> Profile:
-    """Build the Profile inside a Pulumi program. ``get_raw(key)`` returns the raw config string or None."""
+def profile_from_pulumi_config(get_raw: Any, stack: str, keys: Optional[Iterable[str]] = None) -> Profile:
+    """Build the Profile inside a Pulumi program. ``get_raw(key)`` returns the CLI's text or None; ``keys``, if given,
+    are all the config keys the engine handed over (``namespace:name``): misspelt ones of ours are refused."""
+    where = f"Pulumi config of stack '{stack}'"
+    for full_key in keys or ():
+        try:
+            check_key(full_key, PROJECT, config_keys())
+        except SettingProblem as exc:
+            raise ProfileError(where, f"stack '{stack}'", f"config.{full_key}", "(not shown)", exc.problem, exc.fix) from None
+    secrets = {key for key in SECRET_KEYS if get_raw(key) is not None}  # the program reads their values with get_secret
+    return _profile_from_text(lambda key: None if key in SECRET_KEYS else get_raw(key), where, stack, secrets)
+
+
+def _profile_from_text(get_raw: Any, file: str | Path, stack: str, secrets: Iterable[str], lines: Optional[Mapping[str, int]] = None) -> Profile:
+    """The Profile from each setting's text as the CLI hands it to a program (stack_rules.parse_setting)."""
     values: dict[str, Any] = {}
     for key, decl in config_keys().items():
-        if key in SECRET_KEYS:
-            continue  # read by the program with get_secret
         raw = get_raw(key)
         if raw is None:
             continue
-        if decl["type"] == "array":
-            values[key] = json.loads(raw)
-        elif decl["type"] == "boolean":
-            values[key] = raw.lower() == "true" if isinstance(raw, str) else bool(raw)
-        elif decl["type"] == "integer":
-            values[key] = int(raw)
-        else:
-            values[key] = raw
-    return profile_from_config(values, f"Pulumi config of stack '{stack}'", stack)
+        try:
+            values[key] = parse_setting(raw, decl)
+        except SettingProblem as exc:
+            line = (lines or {}).get(key)
+            raise ProfileError(file, f"stack '{stack}', line {line}" if line else f"stack '{stack}'", f"config.{PROJECT}:{key}", raw,
+                               exc.problem, exc.fix) from None
+    return profile_from_config({**values, **{key: None for key in secrets}}, file, stack, lines)

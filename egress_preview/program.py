@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import os
 import runpy
 import sys
@@ -20,14 +19,14 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import pulumi
-import yaml
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 
 from egress.deployed import DeployedResource
 from egress.errors import EgressError
 from egress.gcpause import paused_gc
-from egress.profile import PROJECT
+from egress.profile import PROJECT, config_keys
+from egress.stack_file import read_stack_file
 
 SECRET_STAND_IN = "offline-preview:secret-not-decrypted"
 _SECRET = {rpc._special_sig_key: rpc._special_secret_sig}
@@ -140,15 +139,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
 
 def stack_config(stack_file: Path) -> tuple[dict[str, str], list[str]]:
-    """The stack file as the CLI hands it to a program (values as strings) and the keys that are secrets."""
-    document = yaml.safe_load(stack_file.read_text(encoding="utf-8")) or {}
-    config, secret_keys = {}, []
-    for key, value in (document.get("config") or {}).items():
-        if isinstance(value, dict) and "secure" in value:
-            config[key], secret_keys = SECRET_STAND_IN, [*secret_keys, key]
-        else:
-            config[key] = value if isinstance(value, str) else json.dumps(value)
-    return config, secret_keys
+    """The stack file as the CLI hands it to a program (values as text) and the keys that are secrets, read by the one
+    strict reader (egress/stack_file.py): a file the tools refuse never reaches the program."""
+    stack = stack_file.name[len("Pulumi."):-len(".yaml")]
+    return read_stack_file(stack_file, stack, project=PROJECT, declared=config_keys()).cli_config(SECRET_STAND_IN)
 
 
 @contextlib.contextmanager

@@ -51,7 +51,7 @@ def test_secret_inputs_are_masked_in_resources_json(tmp_path, monkeypatch):
 
     stacks = tmp_path / "stacks"
     stacks.mkdir()
-    text = (ROOT / "stacks" / "Pulumi.proxy-only.yaml").read_text() + "  egress-matrix:proxyCredentials:\n    secure: AAABAxyz\n"
+    text = (ROOT / "stacks" / "Pulumi.proxy-only.yaml").read_text() + "  egress-matrix:proxyCredentials:\n    secure: AAABAII+gDfUcpoMRLtxD5xT9Nj99gx5gycEreX7Kd0s+XQfUEk=\n"  # a real Pulumi Cloud ciphertext
     (stacks / "Pulumi.proxy-only.yaml").write_text(text)
     config, secret_keys = program.stack_config(stacks / "Pulumi.proxy-only.yaml")
     recorded = program.run_program(ROOT, "proxy-only", config, secret_keys)

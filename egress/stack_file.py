@@ -1,0 +1,230 @@
+"""One strict reader for ``stacks/Pulumi.<stack>.yaml``: the file as the Pulumi CLI hands it to the program.
+
+The tools (``load_profile``: render, preview, diff, explain) and the offline preview's program config (``stack_config``)
+read stack files here; the program and the policy pack read the CLI's text with the same rules (stack_rules.py), so
+one file gives one Profile whichever way it is read. Refused, with the line: what the CLI refuses (a duplicate key,
+plain text for a secret, a boolean other than true/false, an empty value) and what two readers could read
+differently or what the CLI would pass to no one (YAML 1.1 booleans, octal or underscored numbers, dates and numbers
+where text is expected, a misspelt namespace or key, a ``secure:`` value that is not a ciphertext).
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .errors import ProfileError
+from .stack_rules import (DECIMAL, Secure, SettingProblem, check_key, cli_text, hides_value, is_ciphertext, not_boolean,
+                          parse_setting)
+from .stack_yaml import Map, Node, Scalar, Seq, Timestamp, YamlProblem, load
+
+TOP_LEVEL = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")  # workspace.ProjectStack
+
+
+@dataclass(frozen=True)
+class StackFile:
+    path: Path
+    stack: str
+    values: dict[str, Any]  # full key -> value as yaml.v3 reads it (Secure for a ciphertext)
+    settings: dict[str, str]  # our setting -> the text the CLI hands the program (secrets excluded)
+    secret_settings: frozenset[str]  # our secret settings the file sets
+    lines: dict[str, int] = field(default_factory=dict)  # our setting -> its line
+
+    def cli_config(self, stand_in: str) -> tuple[dict[str, str], list[str]]:
+        """Every value as the CLI hands it to a program (full keys), ciphertexts replaced by ``stand_in``; the secret keys."""
+        config, secret = {}, []
+        for key, value in self.values.items():
+            config[key], is_secret = cli_text(value, stand_in)
+            if is_secret:
+                secret.append(key)
+        return config, secret
+
+
+def read_stack_file(path: Path, stack: str, *, project: str, declared: Mapping[str, Mapping[str, Any]]) -> StackFile:
+    """Read a stack file strictly. ``declared``: the project's config declarations (Pulumi.yaml), secrets marked."""
+    reader = _Reader(Path(path), stack, project, declared)
+    return reader.read()
+
+
+class _Reader:
+    def __init__(self, path: Path, stack: str, project: str, declared: Mapping[str, Mapping[str, Any]]):
+        self.path, self.stack, self.project, self.declared = path, stack, project, declared
+        self.secret = [key for key, decl in declared.items() if decl.get("secret")]
+        self.provider = "any"
+
+    def fail(self, line: int, field_: str, value: Any, problem: str, fix: str) -> ProfileError:
+        where = f"stack '{self.stack}', line {line}" if line else f"stack '{self.stack}'"
+        return ProfileError(self.path, where, field_, value, problem, fix)
+
+    def read(self) -> StackFile:
+        try:
+            text = self.path.read_text(encoding="utf-8-sig")  # Pulumi strips a byte-order mark too
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ProfileError(self.path, "", "(file)", "", f"cannot be read ({exc})", "write the stack file as UTF-8 text") from None
+        try:
+            root = load(text)
+        except yaml.YAMLError as exc:
+            raise ProfileError(self.path, "", "(file)", "", f"not valid YAML ({exc})".replace("\n", " "), "correct the YAML syntax") from None
+        except YamlProblem as exc:
+            raise self.fail(exc.line, exc.field, exc.value, exc.problem, exc.fix) from None
+        if root is None:
+            return StackFile(self.path, self.stack, {}, {}, frozenset())
+        if not isinstance(root, Map):
+            raise self.fail(root.line, "(file)", "", "a stack file is a mapping", "write 'config:' with the settings under it")
+        top = {key.text: (key, value) for key, value in root.entries}
+        for name, (key, value) in top.items():
+            if name not in TOP_LEVEL:
+                close = difflib.get_close_matches(name.lower(), TOP_LEVEL, n=1, cutoff=0.6)
+                raise self.fail(key.line, name, "", "not a stack file setting: Pulumi ignores it",
+                                f"write '{close[0]}'" if close else f"use {', '.join(TOP_LEVEL)}")
+            if name != "config" and name != "environment" and not (isinstance(value, Scalar) and isinstance(value.value, str)):
+                raise self.fail(value.line, name, "", "must be text", f"keep the {name} Pulumi wrote")
+        salt, provider = top.get("encryptionsalt"), top.get("secretsprovider")
+        provider_name = provider[1].value if provider else ""
+        if salt or provider_name not in ("", "default"):
+            self.provider = "v1"  # passphrase and cloud KMS providers write v1:<nonce>:<ciphertext>
+        config = top.get("config", (None, None))[1]
+        if config is None or (isinstance(config, Scalar) and config.value is None):
+            return StackFile(self.path, self.stack, {}, {}, frozenset())
+        if not isinstance(config, Map):
+            raise self.fail(config.line, "config", "", "must be a mapping of settings", f"write '{self.project}:<key>: <value>' lines under 'config:'")
+        return self._config(config)
+
+    def _config(self, config: Map) -> StackFile:
+        values: dict[str, Any] = {}
+        settings: dict[str, str] = {}
+        secrets: set[str] = set()
+        lines: dict[str, int] = {}
+        for key, node in config.entries:
+            full = key.text
+            try:
+                name = check_key(full, self.project, self.declared)
+            except SettingProblem as exc:
+                hidden = hides_value(full.rpartition(":")[2], self.secret) or _has_secure(node)
+                raise self.fail(key.line, f"config.{full}", "(hidden)" if hidden else _shown(node), exc.problem, exc.fix) from None
+            values[full] = self._value(full, node)
+            if name is None:
+                continue  # a provider's setting: Pulumi's business, passed on as is
+            lines[name] = key.line
+            if name in self.secret:
+                if not isinstance(values[full], Secure):
+                    raise self.fail(key.line, f"config.{full}", "(hidden)", "this setting must be a Pulumi secret, not plain text in "
+                                    "the stack file", f"remove the line and run: pulumi config set --secret {full} '<value>' "
+                                    "(and rotate the value: it has been in plain text)")
+                secrets.add(name)
+                continue
+            if _has_secure(node):
+                raise self.fail(key.line, f"config.{full}", "(secret)", "egress settings are not secret", f"store it as plain config: pulumi config set {full} <value>")
+            try:
+                settings[name] = self._setting(node, self.declared[name])
+                parse_setting(settings[name], self.declared[name])  # the program's reading of the same text
+            except _NodeProblem as exc:
+                raise self.fail(exc.node.line, f"config.{full}", _shown(exc.node), exc.problem, exc.fix) from None
+            except SettingProblem as exc:
+                raise self.fail(key.line, f"config.{full}", _shown(node), exc.problem, exc.fix) from None
+        return StackFile(self.path, self.stack, values, settings, frozenset(secrets), lines)
+
+    def _value(self, full: str, node: Node) -> Any:
+        """The node as yaml.v3 reads it; every ``secure:`` must hold a ciphertext Pulumi wrote."""
+        if isinstance(node, Scalar):
+            return node.value
+        if isinstance(node, Seq):
+            return [self._value(full, item) for item in node.items]
+        secure = _secure(node)
+        if secure is not None:
+            if not is_ciphertext(secure.text, self.provider):
+                formats = ("v1:<nonce>:<ciphertext>, as this stack's passphrase or KMS provider does" if self.provider == "v1" else
+                           "v1:<nonce>:<ciphertext> with a passphrase or KMS provider, base64 starting AAABA with Pulumi Cloud")
+                raise self.fail(secure.line, f"config.{full}", "(hidden)", f"'secure:' holds no Pulumi ciphertext, so plain text (Pulumi writes {formats})",
+                                f"remove the line and run: pulumi config set --secret {full} '<value>' (and rotate the value: it has been in plain text)")
+            return Secure(secure.text)
+        return {str(key.value).lower() if isinstance(key.value, bool) else str(key.value): self._value(full, value) for key, value in node.entries}
+
+    def _setting(self, node: Node, decl: Mapping[str, Any]) -> str:
+        kind = decl["type"]
+        if kind == "array":
+            if not isinstance(node, Seq):
+                raise _NodeProblem(node, "not a list", "write a YAML list, e.g. [a, b]")
+            item_kind = decl.get("items", {}).get("type", "string")
+            return json.dumps([_item(item, item_kind, in_list=True) for item in node.items], separators=(",", ":"), ensure_ascii=False)
+        return str(_item(node, kind)) if kind != "boolean" else _boolean(node)
+
+
+class _NodeProblem(Exception):
+    def __init__(self, node: Node, problem: str, fix: str):
+        super().__init__(problem)
+        self.node, self.problem, self.fix = node, problem, fix
+
+
+def _boolean(node: Node) -> str:
+    if isinstance(node, Scalar):
+        if node.plain and isinstance(node.value, bool):
+            return "true" if node.value else "false"
+        if node.plain and node.value is None:
+            raise _NodeProblem(node, "no value", "give a value or remove the line")
+        if not node.plain and node.text in ("true", "false"):
+            return node.text
+        raise _NodeProblem(node, not_boolean(node.text), "write true or false")
+    raise _NodeProblem(node, "not a boolean", "write true or false")
+
+
+def _item(node: Node, kind: str, in_list: bool = False) -> Any:
+    """A scalar of type ``kind`` (string or integer) as the CLI passes it on (inside a list: as JSON holds it)."""
+    if not isinstance(node, Scalar):
+        raise _NodeProblem(node, "a list or mapping where one value belongs", "write one value")
+    if node.plain and node.value is None:
+        raise _NodeProblem(node, "no value", "give a value or remove the line")
+    if kind == "integer":
+        if node.plain and type(node.value) is int:
+            if DECIMAL.fullmatch(node.text):
+                return node.value
+            raise _NodeProblem(node, f"'{node.text}' is a number YAML readers disagree on (Pulumi reads {node.value}, a YAML 1.1 "
+                                     "reader may not)", f"write it in plain decimal: {node.value}")
+        if not node.plain and DECIMAL.fullmatch(node.text):
+            if in_list:
+                raise _NodeProblem(node, "a quoted number in a list of numbers", f"write it without quotes: {node.text}")
+            return node.text  # Pulumi accepts text that reads as a whole number
+        raise _NodeProblem(node, "not a whole number", "write a whole number in plain decimal, e.g. 3128")
+    if node.plain and (not isinstance(node.value, str) or isinstance(node.value, Timestamp) or node.yaml11 != "str"):
+        read_as, yaml11 = _kind(node.value), _WORDS.get(node.yaml11, node.yaml11)
+        readers = f"YAML 1.2 (Pulumi) reads it as {read_as}, YAML 1.1 as {yaml11}" if read_as != yaml11 else f"it is read as {read_as}"
+        raise _NodeProblem(node, f"text expected, but {readers}", f'quote it: "{node.text}"')
+    return node.text
+
+
+_WORDS = {"str": "text", "bool": "a boolean", "int": "a number", "float": "a number", "null": "nothing", "timestamp": "a date"}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Timestamp):
+        return _WORDS["timestamp"]
+    return _WORDS[{bool: "bool", int: "int", float: "float", type(None): "null"}.get(type(value), "str")]
+
+
+def _secure(node: Map) -> Scalar | None:
+    """``{secure: <text>}`` alone is a secret (config.isSecureValue); anything else is an object."""
+    if len(node.entries) == 1:
+        key, value = node.entries[0]
+        if key.value == "secure" and isinstance(value, Scalar) and isinstance(value.value, str):
+            return value
+    return None
+
+
+def _has_secure(node: Node) -> bool:
+    if isinstance(node, Seq):
+        return any(_has_secure(item) for item in node.items)
+    if isinstance(node, Map):
+        return _secure(node) is not None or any(_has_secure(value) for _, value in node.entries)
+    return False
+
+
+def _shown(node: Node) -> Any:
+    if isinstance(node, Scalar):
+        return node.text
+    if isinstance(node, Seq):
+        return [_shown(item) for item in node.items]
+    return "(a mapping)"

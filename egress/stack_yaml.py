@@ -1,0 +1,158 @@
+"""YAML as the Pulumi CLI reads a stack file, with the line of every value.
+
+Pulumi parses ``Pulumi.<stack>.yaml`` with gopkg.in/yaml.v3 (YAML 1.2 core schema: ``yes``/``on`` are text, only
+``true``/``false`` are booleans; a duplicate key is an error). PyYAML resolves plain scalars by YAML 1.1 (``yes`` is
+true, ``010`` is 8, ``1:20`` is 80) and lets a duplicate key win silently. So PyYAML only composes the nodes (syntax
+and positions); every plain scalar is resolved here as yaml.v3 resolves it (its resolve.go), and also as YAML 1.1
+would, so a caller can refuse the spellings the two read differently.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Union
+
+import yaml
+
+_IMPLICIT = "!egress-matrix/implicit"  # what our resolver gives untagged nodes: anything else carried an explicit tag
+
+
+class YamlProblem(Exception):
+    def __init__(self, line: int, problem: str, fix: str, field: str = "(file)", value: Any = ""):
+        super().__init__(problem)
+        self.line, self.problem, self.fix, self.field, self.value = line, problem, fix, field, value
+
+
+class Timestamp(str):
+    """A plain scalar yaml.v3 reads as a time (``2024-01-31``): Pulumi hands the program Go's time text, not this."""
+
+
+@dataclass(frozen=True)
+class Scalar:
+    value: Any  # as yaml.v3 resolves it: str, bool, int, float, None or Timestamp
+    text: str  # as written
+    plain: bool  # unquoted (only plain scalars are resolved; quoted ones are text)
+    yaml11: str  # what YAML 1.1 makes of it: str, bool, int, float, null, timestamp
+    line: int
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple["Node", ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Map:
+    entries: tuple[tuple[Scalar, "Node"], ...]
+    line: int
+
+
+Node = Union[Scalar, Seq, Map]
+
+
+class _Loader(yaml.SafeLoader):
+    def resolve(self, kind, value, implicit):  # noqa: ARG002 - resolution is ours (below)
+        return _IMPLICIT
+
+
+_YAML11 = yaml.resolver.Resolver()
+_MAP_VALUES: dict[str, Any] = {
+    **{t: True for t in ("true", "True", "TRUE")}, **{f: False for f in ("false", "False", "FALSE")},
+    **{n: None for n in ("", "~", "null", "Null", "NULL")},
+    **{s: math.nan for s in (".nan", ".NaN", ".NAN")},
+    **{s: math.inf for s in (".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF")},
+    **{s: -math.inf for s in ("-.inf", "-.Inf", "-.INF")},
+}
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_GO_FLOAT = re.compile(r"\.[0-9]+([eE][-+]?[0-9]+)?")  # what Go's ParseFloat accepts of a '.'-led scalar
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
+                        r"([Tt ][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\.[0-9]+)?(Z|[-+][0-9]{2}:[0-9]{2})?)?")
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_DIGITS = {2: "01", 8: "01234567", 10: "0123456789", 16: "0123456789abcdefABCDEF"}
+
+
+def _go_parse_int(text: str, base: int = 0) -> int | None:
+    """Go's strconv.ParseInt(text, base, 64), then ParseUint: None where both fail."""
+    sign, digits = (-1, text[1:]) if text[:1] == "-" else (1, text[1:] if text[:1] == "+" else text)
+    if base == 0:
+        lower = digits[:2].lower()
+        base, digits = {"0x": (16, digits[2:]), "0o": (8, digits[2:]), "0b": (2, digits[2:])}.get(lower, (10, digits))
+        if base == 10 and len(digits) > 1 and digits[0] == "0":
+            base = 8  # Go's base 0: a leading 0 is octal
+    if not digits or any(c not in _DIGITS[base] for c in digits):
+        return None
+    value = sign * int(digits, base)
+    if _INT64[0] <= value <= _INT64[1] or (sign > 0 and value < (1 << 64) and text[:1] != "+"):
+        return value
+    return None
+
+
+def resolve_plain(text: str) -> Any:
+    """A plain scalar as yaml.v3 resolves it (resolve.go: map, then by the first character)."""
+    if text in _MAP_VALUES:
+        return _MAP_VALUES[text]
+    first = text[:1]
+    if first == ".":
+        return float(text) if _GO_FLOAT.fullmatch(text) else text
+    if first and first in "+-0123456789":
+        if _TIMESTAMP.fullmatch(text):
+            return Timestamp(text)
+        plain = text.replace("_", "")
+        number = _go_parse_int(plain)
+        if number is not None:
+            return number
+        if _FLOAT.fullmatch(plain):
+            return float(plain)
+        for prefix, base in (("0b", 2), ("-0b", 2), ("0o", 8), ("-0o", 8)):
+            if plain.startswith(prefix):
+                number = _go_parse_int(("-" if prefix[0] == "-" else "") + plain[len(prefix):], base)
+                if number is not None:
+                    return number
+    return text
+
+
+def _yaml11_kind(text: str) -> str:
+    tag = _YAML11.resolve(yaml.ScalarNode, text, (True, False))
+    return tag.rsplit(":", 1)[-1]
+
+
+def _convert(node: yaml.Node, seen: dict[int, Node], path: str) -> Node:
+    line = node.start_mark.line + 1
+    if node.tag != _IMPLICIT:
+        raise YamlProblem(line, f"explicit YAML tag '{node.tag}'", "remove the tag; quote a value to make it text", path or "(file)")
+    if id(node) in seen:  # an alias: the anchored node again
+        return seen[id(node)]
+    if isinstance(node, yaml.ScalarNode):
+        plain = node.style is None
+        result: Node = Scalar(resolve_plain(node.value) if plain else node.value, node.value, plain,
+                              _yaml11_kind(node.value) if plain else "str", line)
+    elif isinstance(node, yaml.SequenceNode):
+        result = Seq(tuple(_convert(item, seen, f"{path}[{index}]") for index, item in enumerate(node.value)), line)
+    else:
+        entries, first_line = [], {}
+        for key_node, value_node in node.value:
+            key = _convert(key_node, seen, path)
+            if not isinstance(key, Scalar):
+                raise YamlProblem(key.line, "a mapping key that is not text", "write the key as text", path or "(file)")
+            child = f"{path}.{key.text}" if path else key.text
+            if key.plain and key.text == "<<":
+                raise YamlProblem(key.line, "a YAML merge key '<<'", "write the settings out in full", child)
+            identity = (type(key.value).__name__, key.value if isinstance(key.value, str) else repr(key.value))
+            if identity in first_line:
+                raise YamlProblem(key.line, f"key '{key.text}' is already defined at line {first_line[identity]} "
+                                            "(Pulumi refuses the file; other readers keep the last value)",
+                                  "keep one of the two lines", child, "(not shown)")
+            first_line[identity] = key.line
+            entries.append((key, _convert(value_node, seen, child)))
+        result = Map(tuple(entries), line)
+    seen[id(node)] = result
+    return result
+
+
+def load(text: str) -> Node | None:
+    """The document's node tree, or None for an empty document. Raises YamlProblem (syntax errors: yaml.YAMLError)."""
+    root = yaml.compose(text, Loader=_Loader)
+    return None if root is None else _convert(root, {}, "")
+
