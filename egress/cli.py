@@ -20,6 +20,7 @@ from .docs import matrix_markdown, pulumi_yaml_with_config
 from .errors import EgressError
 from .exports import allowlist_exports
 from .noproxy import NoProxyInputs, merge_no_proxy, openshift_no_proxy
+from .outdir import check_out_dir, write_output
 from .project import Project, find_project, open_project
 from .targets import TARGETS
 
@@ -97,7 +98,8 @@ Target = Enum("Target", {**{name: name for name in TARGETS}, "all": "all"}, type
 def render_command(
     stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
     target: Annotated[Target, typer.Option("--target", "-t", help="Enforcement target to render; all: every target the stack lists.")] = Target("all"),  # type: ignore[valid-type]
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory; files go to OUT/<target>/.", file_okay=False)] = Path("out"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory; files go to OUT/<target>/. Only files an earlier run wrote "
+                                      "(OUT/.egress-manifest.json) are replaced or removed.")] = Path("out"),
     project: ProjectOption = None,
 ) -> None:
     """Write what each target would deploy, offline: azure, each rule collection group's REST body and each IP Group; aws,
@@ -109,36 +111,27 @@ def render_command(
         raise EgressError(f"{proj.stack_file(stack)}: stack '{stack}' lists no targets (egress-matrix:targets). "
                           f"Fix: add them to the stack, or pass --target {'|'.join(TARGETS)}")
     plans = {name: TARGETS[name].compile(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'") for name in names}
-    for name, plan in plans.items():  # everything compiles before anything is written
-        spec = TARGETS[name]
-        files = spec.render(plan)
-        directory = out / spec.name
-        if directory.exists():
-            for stale in sorted(directory.rglob("*"), reverse=True):  # a re-render leaves nothing from the last one
-                stale.unlink() if stale.is_file() else stale.rmdir()
-        for relative, text in sorted(files.items()):
-            path = out / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        head, *details = spec.summary(plan).split("\n")
-        Console(stderr=True).print("\n".join([f"wrote {head} to {directory}", *details]), highlight=False)
+    files = {path: text for name, plan in plans.items() for path, text in TARGETS[name].render(plan).items()}
+    written = write_output(out, files, names, proj.root)  # everything compiles before anything is written
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    for name, plan in plans.items():
+        head, *details = TARGETS[name].summary(plan).split("\n")
+        err.print(escape("\n".join([f"wrote {head} to {out / name}", *details])))
+    for note in written.kept:
+        err.print(escape(note))
 
 
 def _pack_config(path: Optional[Path]) -> Optional[dict]:
-    if path is None:
-        return None
-    import json
+    from egress_preview.pack_config import load_pack_config
 
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EgressError(f"{path}: not a readable policy pack config ({exc}). Fix: pass the JSON file given to --policy-pack-config") from None
+    return None if path is None else load_pack_config(path)
 
 
 @app.command("preview")
 def preview_command(
     stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: resources.json and every target's render.", file_okay=False)] = Path("out"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: resources.json and every target's render. Only files an earlier "
+                                      "run wrote (OUT/.egress-manifest.json) are replaced or removed.")] = Path("out"),
     policy_config: Annotated[Optional[Path], typer.Option("--policy-pack-config", help="Policy pack config (JSON, as for pulumi --policy-pack-config).",
                                                           dir_okay=False)] = None,
     project: ProjectOption = None,
@@ -148,18 +141,21 @@ def preview_command(
     Exits 1 on a mandatory policy violation."""
     import os
 
-    from egress_preview.preview import preview, summary_lines, write
+    from egress_preview.preview import RESOURCES_JSON, preview, summary_lines, write
 
     proj = _project(project)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = err.is_terminal and not os.environ.get("CI")
     config = _pack_config(policy_config)
+    check_out_dir(out, proj.root, [*TARGETS, RESOURCES_JSON])  # before the slow part; write() checks everything again
     if interactive:
         with err.status("preview") as status:
             result = preview(proj, stack, config, progress=lambda text: status.update(text))
     else:
         result = preview(proj, stack, config)
-    write(result, out)
+    written = write(result, out, proj.root)
+    for note in written.kept:
+        err.print(escape(note))
     console = Console(width=None if sys.stdout.isatty() else 200, highlight=False, soft_wrap=True)
     for line in summary_lines(result):
         console.print(escape(line))
@@ -170,15 +166,18 @@ def preview_command(
 
 @app.command("diff")
 def diff_command(
-    base: Annotated[str, typer.Option("--base", help="Git ref to compare against (e.g. origin/main).")],
+    base: Annotated[str, typer.Option("--base", help="Git ref to compare against (e.g. origin/main). Its code is EXECUTED to preview it "
+                                      "(a child process with a scrubbed environment: no cloud, Pulumi or Kubernetes credentials); "
+                                      "only pass a ref whose code you would run.")],
     stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
     project: ProjectOption = None,
 ) -> None:
     """The preview of BASE against the working tree, as Markdown for one pull-request comment: requirements added and
     removed (with citations), resources and rules added, changed, removed, replacements, and the policy results."""
-    from egress_preview.diff import diff_markdown
+    from egress_preview.diff import check_base_ref, diff_markdown
     from egress_preview.preview import preview, snapshot
 
+    check_base_ref(base)  # before the preview: an option-like ref never reaches git
     proj = _project(project)
     head = snapshot(preview(proj, stack))
     _out(diff_markdown(proj.root, base, stack, head))
@@ -203,8 +202,9 @@ def explain_command(
     """Which requirements need DESTINATION[:PORT] (ids, purpose, citation) and which emitted rule of each target allows or
     denies it; or, with --rule, the requirements behind a rule name. Exits 1 when --rule names no rule."""
     import json
+    from contextlib import nullcontext
 
-    from .deployed import resources_from_json
+    from .deployed_file import blamed_on, load_deployed
     from .explain import explain_destination, explain_rule, format_text, parse_destination_arg, to_json
 
     if (destination is None) == (rule is None):
@@ -212,23 +212,18 @@ def explain_command(
                           "or egress explain --rule aks-core-https")
     proj = _project(project)
     catalog, profile, reqs = proj.requirements(stack)
-    if deployed is not None:
-        try:
-            document = json.loads(deployed.read_text(encoding="utf-8"))
-            resources = resources_from_json(document["resources"])
-        except (OSError, ValueError, KeyError) as exc:
-            raise EgressError(f"{deployed}: not the resources.json of an egress preview ({exc}). Fix: run egress preview --out DIR") from None
-        if document.get("stack") != stack:
-            raise EgressError(f"{deployed}: the preview of stack '{document.get('stack')}', not '{stack}'. Fix: pass --stack {document.get('stack')}")
-        artefacts = {name: TARGETS[name].deployed(resources) for name in profile.targets}
-    else:
-        artefacts = {name: TARGETS[name].render(TARGETS[name].compile(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'"))
-                     for name in profile.targets}
-    if rule is not None:
-        result = explain_rule(catalog, reqs, artefacts, rule, profile)
-    else:
-        target, port = parse_destination_arg(destination or "")
-        result = explain_destination(catalog, profile, reqs, artefacts, target, port, role)
+    target, port = parse_destination_arg(destination) if destination is not None else ("", None)  # the user's, not the file's
+    resources = load_deployed(deployed, stack) if deployed is not None else []
+    with blamed_on(deployed, profile.targets, resources, catalog) if deployed is not None else nullcontext():  # an edited file
+        if deployed is not None:
+            artefacts = {name: TARGETS[name].deployed(resources) for name in profile.targets}
+        else:
+            artefacts = {name: TARGETS[name].render(TARGETS[name].compile(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'"))
+                         for name in profile.targets}
+        if rule is not None:
+            result = explain_rule(catalog, reqs, artefacts, rule, profile)
+        else:
+            result = explain_destination(catalog, profile, reqs, artefacts, target, port, role)
     _out(json.dumps(to_json(result), indent=2) + "\n" if fmt is ExplainFormat.json else format_text(result))
     if rule is not None and not result.found:
         raise EgressError(f"no rule of stack '{stack}' is named '{rule}'. Fix: copy the rule name from the log line (Azure rule, "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from egress.deployed import DeployedResource, resource_json
+from egress.outdir import Written, write_output
 from egress.project import Project
 from egress.render import requirement_json
 from egress.targets import TARGETS
@@ -18,6 +19,7 @@ from .pack import Violation, run_pack
 from .program import Recorded, run_program
 
 SECRET_MASK = "[secret]"
+RESOURCES_JSON = "resources.json"
 ADVISORIES_SHOWN = 5  # per policy: every mandatory violation is printed, advisories up to this many
 SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3, "": 4}
 
@@ -105,23 +107,11 @@ def snapshot(result: PreviewResult) -> dict[str, Any]:
     }
 
 
-def write(result: PreviewResult, out: Path) -> list[Path]:
-    """``resources.json`` and every target's render (each target's folder replaced whole, as ``egress render`` does)."""
-    written = []
-    out.mkdir(parents=True, exist_ok=True)
-    for target in {path.split("/", 1)[0] for path in result.renders}:
-        directory = out / target
-        if directory.exists():
-            for stale in sorted(directory.rglob("*"), reverse=True):
-                stale.unlink() if stale.is_file() else stale.rmdir()
-    for relative, text in sorted(result.renders.items()):
-        path = out / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    path = out / "resources.json"
-    path.write_text(json.dumps(snapshot(result), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return [path, *written]
+def write(result: PreviewResult, out: Path, project_root: Optional[Path] = None) -> Written:
+    """``resources.json`` and every target's render, replacing what an earlier run wrote for these targets and nothing
+    else (egress/outdir.py, shared with ``egress render``)."""
+    files = {**result.renders, RESOURCES_JSON: json.dumps(snapshot(result), indent=2, ensure_ascii=False) + "\n"}
+    return write_output(out, files, [RESOURCES_JSON, *(c.target for c in result.coverage)], project_root)
 
 
 def summary_lines(result: PreviewResult) -> list[str]:

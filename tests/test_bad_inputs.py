@@ -16,12 +16,16 @@ def test_corpus_is_large_enough():
 
 @pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
 def test_bad_input(case, project_copy, run_cli):
-    target = project_copy / case["file"]
-    text = target.read_text()
-    old, new = case["replace"]
-    assert old in text, f"case {case['name']} no longer applies: {old!r} not in {case['file']}"
-    target.write_text(text.replace(old, new, 1))
-    code, out, err = run_cli(*case["command"], "--project", str(project_copy))
+    for relative, content in case.get("files", {}).items():  # extra input files, e.g. a JSON file an option names
+        (project_copy / relative).write_text(content)
+    if "replace" in case:
+        target = project_copy / case["file"]
+        text = target.read_text()
+        old, new = case["replace"]
+        assert old in text, f"case {case['name']} no longer applies: {old!r} not in {case['file']}"
+        target.write_text(text.replace(old, new, 1))
+    command = [arg.replace("{project}", str(project_copy)) for arg in case["command"]]  # {project}: the copy's root
+    code, out, err = run_cli(*command, "--project", str(project_copy))
     message = " ".join(err.split())
     assert code == 1, (code, out, err)
     assert "Traceback" not in err and out == ""

@@ -49,9 +49,8 @@ def test_evaluation_reads_ip_group_addresses_from_their_own_artefacts():
 
 def test_render_cli_writes_every_artefact_and_leaves_nothing_stale(run_cli, tmp_path):
     out = tmp_path / "out"
-    stale = out / "azure" / "ip-groups" / "egress-old.json"
-    stale.parent.mkdir(parents=True)
-    stale.write_text("{}")
+    code, _, err = run_cli("render", "--stack", "aks-public", "--target", "azure", "--out", str(out), "--project", str(ROOT))
+    assert code == 0 and (out / "azure" / "ip-groups" / "egress-aks-public-nodes.json").exists(), err  # an earlier run's files
     code, _, err = run_cli("render", "--stack", "dev", "--out", str(out), "--project", str(ROOT))
     assert code == 0, err
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*.json"))
@@ -68,7 +67,7 @@ def test_render_aws_writes_the_rule_groups_the_engine_file_and_the_security_grou
     code, _, err = run_cli("render", "--stack", "kkp", "--target", "aws", "--out", str(tmp_path), "--project", str(ROOT))
     assert code == 0, err
     written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
-    assert written == ["aws/domain-list-broadening.txt", "aws/rule-groups/egress-kkp-nodes-http-host.json",
+    assert written == [".egress-manifest.json", "aws/domain-list-broadening.txt", "aws/rule-groups/egress-kkp-nodes-http-host.json",
                        "aws/rule-groups/egress-kkp-nodes-tls-sni.json", "aws/rules.suricata", "aws/security-groups.json"]
     message = " ".join(err.split())
     assert "2 rule group(s) (domain-list)" in message and "The domain lists allow more than the matrix for 57 target(s)" in message

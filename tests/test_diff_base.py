@@ -1,0 +1,89 @@
+"""egress diff --base REF (issue 17, item 9): the ref never reaches git as an option, it is resolved to a commit before
+``git archive`` sees it, and the base's code (which is executed) runs with a scrubbed environment."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from egress_preview.diff import DiffError, base_snapshot
+
+# A base commit whose "preview" reports what the child process sees: its environment and that its own code ran.
+_FAKE_TREE = {
+    "egress/__init__.py": "",
+    "egress/project.py": "def open_project(path):\n    return path\n",
+    "egress_preview/__init__.py": "",
+    "egress_preview/preview.py": (
+        "import os, sys\n"
+        "def preview(project, stack):\n"
+        "    return {'stack': stack, 'env': sorted(os.environ), 'pythonpath': os.environ.get('PYTHONPATH', ''), 'argv0': sys.argv[0]}\n"
+        "def snapshot(result):\n"
+        "    return result\n"),
+    "stacks/Pulumi.dev.yaml": "config: {}\n",
+}
+SECRETS = {"AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "s3cr3t", "AWS_SESSION_TOKEN": "tok", "AZURE_CLIENT_SECRET": "az",
+           "ARM_CLIENT_SECRET": "arm", "ARM_USE_OIDC": "true", "PULUMI_ACCESS_TOKEN": "pul-123", "PULUMI_CONFIG_PASSPHRASE": "pass",
+           "GITHUB_TOKEN": "ghp_x", "KUBECONFIG": "/home/ci/.kube/config", "GOOGLE_APPLICATION_CREDENTIALS": "/k.json",
+           "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "oidc"}
+
+
+@pytest.fixture
+def fake_repo(tmp_path) -> Path:
+    repo = tmp_path / "repo"
+    for relative, text in _FAKE_TREE.items():
+        (repo / relative).parent.mkdir(parents=True, exist_ok=True)
+        (repo / relative).write_text(text)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "base"], check=True)
+    subprocess.run([*git, "tag", "v1"], check=True)
+    return repo
+
+
+@pytest.mark.parametrize("ref", ["--output={victim}", "--remote={victim}", "-o{victim}", "--exec=touch {victim}.ran", ""])
+def test_an_option_like_ref_is_refused_and_touches_nothing(fake_repo, tmp_path, ref):
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    with pytest.raises(DiffError) as caught:
+        base_snapshot(fake_repo, ref.format(victim=victim), "dev")
+    assert "is not a git ref (it starts with '-' or is empty); git would read it as an option" in str(caught.value)
+    assert "Fix: pass a commit, branch or tag, e.g. --base origin/main" in str(caught.value)
+    assert victim.read_text() == "precious" and not (tmp_path / "victim.ran").exists()
+
+
+@pytest.mark.parametrize("ref", ["no-such-branch", "HEAD:egress", "HEAD~5"])
+def test_a_ref_that_is_not_a_commit_is_one_clear_error(fake_repo, ref):
+    with pytest.raises(DiffError, match=f"git ref '{ref}': no such commit. Fix: pass a commit, branch or tag that exists"):
+        base_snapshot(fake_repo, ref, "dev")
+
+
+def test_branches_tags_and_shas_resolve(fake_repo):
+    sha = subprocess.run(["git", "-C", str(fake_repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    for ref in ("HEAD", "v1", sha, sha[:10]):
+        assert base_snapshot(fake_repo, ref, "dev")["stack"] == "dev"
+
+
+def test_the_bases_code_runs_with_no_credentials_in_its_environment(fake_repo, monkeypatch):
+    """The base is code from a branch and it is executed: it must not see cloud, Pulumi, GitHub or Kubernetes
+    credentials, only what Python needs."""
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("PATH", "/usr/local/bin:/usr/bin:/bin")
+    seen = base_snapshot(fake_repo, "HEAD", "dev")
+    assert seen["argv0"] == "-c"  # the base's own preview.py answered, so its code ran
+    assert not set(SECRETS) & set(seen["env"]), seen["env"]
+    assert set(seen["env"]) <= {"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "SYSTEMROOT", "PYTHONPATH", "PYTHONNOUSERSITE",
+                                "PYTHONDONTWRITEBYTECODE"}
+    assert "PATH" in seen["env"] and Path(seen["pythonpath"].split(os.pathsep)[0]).name.startswith("egress-diff-")  # the base's tree first
+    assert "s3cr3t" not in json.dumps(seen)
+
+
+def test_the_help_says_the_base_is_executed(run_cli):
+    code, out, _ = run_cli("diff", "--help")
+    text = " ".join(out.split()).replace("│", "").replace("  ", " ")
+    assert code == 0 and "EXECUTED" in text and "scrubbed environment" in " ".join(text.split())
+    assert "executed" in (base_snapshot.__doc__ or "").lower()
