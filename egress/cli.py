@@ -22,6 +22,7 @@ from .exports import allowlist_exports
 from .noproxy import NoProxyInputs, merge_no_proxy, openshift_no_proxy
 from .outdir import check_out_dir, write_output
 from .project import Project, find_project, open_project
+from .redact import redact
 from .targets import TARGETS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -51,7 +52,7 @@ def _project(project: Optional[Path]) -> Project:
 
 
 def _out(text: str) -> None:
-    sys.stdout.write(text)
+    sys.stdout.write(redact(text))  # explain, diff, exports: whatever they quote, no credentials or private key
 
 
 @app.command("matrix")
@@ -353,7 +354,7 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except EgressError as exc:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{type(exc).__name__}[/red]: {escape(str(exc))}")
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{type(exc).__name__}[/red]: {escape(redact(str(exc)))}")
         sys.exit(1)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

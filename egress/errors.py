@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .redact import redact, redact_message, redact_value
+
 
 class EgressError(Exception):
-    """Any failure a user can fix; the message is complete on its own."""
+    """Any failure a user can fix; the message is complete on its own (and never carries credentials or a key)."""
+
+    def __init__(self, *args: object):
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class InputError(EgressError):
@@ -23,11 +28,11 @@ class InputError(EgressError):
         self.file = str(file)
         self.where = where
         self.field = field
-        self.value = value
+        self.value = redact_value(value, field)  # what may be shown: credentials masked, a secret or PEM text hidden
         self.problem = problem
         self.fix = fix
         location = f"{self.file}: {where}" if where else self.file
-        super().__init__(f"{location}: field '{field}' = {_show(value)}: {problem}. Fix: {fix}")
+        super().__init__(redact_message(f"{location}: field '{field}' = {_show(self.value)}: {problem}. Fix: {fix}", value))
 
 
 class CatalogError(InputError):

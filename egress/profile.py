@@ -10,10 +10,12 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator
 
 from .addresses import AddressError, parse_cidr, parse_fqdn, parse_ip
 from .errors import ProfileError
+from .pem import check_certificates_only
+from .redact import refuse_credentials
 from .models import AzureCloudName, CloudVariant, Level, NodeOs, OpenShiftPlatform, Role
 from .stack_file import read_stack_file
 from .stack_rules import SettingProblem, check_key, parse_setting
@@ -299,6 +301,19 @@ class Profile(BaseModel):
     def _registry(cls, value: Optional[str]) -> Optional[str]:
         if value is not None:
             _split_host_port(value)
+        return value
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_credentials(cls, value: Any, info: ValidationInfo) -> Any:
+        # before any other check, so no later error quotes them; only the secret proxyCredentials carries credentials
+        return refuse_credentials(info.field_name, value)
+
+    @field_validator("proxy_trusted_ca")
+    @classmethod
+    def _certificates_only(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None:
+            check_certificates_only(value)  # a CA's private key pasted with its certificate: refused, never quoted
         return value
 
     # -- derived values -------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Iterable, Optional
 
 from ..addresses import AddressError, classify, host_matches, parse_destination, parse_url, ports_contain, wildcard_covers
 from ..models import ROLES, Requirement
+from ..redact import has_credentials, redact_url
 from .model import ExplainError, Need
 
 NEAREST = 5  # at most this many nearest requirements are shown
@@ -62,6 +63,8 @@ def parse_destination_arg(text: str) -> tuple[str, Optional[int]]:
     text = (text or "").strip()
     if not text:
         raise ExplainError(f"destination is empty. Fix: give DESTINATION[:PORT], {_EXAMPLE}")
+    if has_credentials(text):  # refused before any message quotes a piece of it (a password read as a port)
+        raise ExplainError(f"destination '{redact_url(text)}' carries credentials. Fix: give the host and port only, {_EXAMPLE}")
     destination, port_text, default = _split(text)
     port = check_port(port_text, original) if port_text is not None else default
     if classify(destination) != "service-tag":

@@ -8,7 +8,6 @@ resolves the requirements itself from that config and the matrix (DESIGN.md, "Da
 from __future__ import annotations
 
 import ipaddress
-import re
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -21,6 +20,7 @@ from pulumi_policy import ResourceValidationArgs, StackValidationArgs
 from egress.catalog import load_catalog
 from egress.deployed import DeployedResource, plain
 from egress.errors import EgressError
+from egress.redact import redact as redact_text
 from egress.models import Catalog, Requirement
 from egress.profile import PROJECT, SECRET_KEYS, Profile, config_keys, profile_from_pulumi_config
 from egress.project import find_project
@@ -120,7 +120,7 @@ def resource_validator(violations: Callable[..., list[str]], *settings: tuple[st
         if resource is None:
             return
         for message in violations(resource, *(config_value(args, key, default) for key, default in settings)):
-            report_violation(message, None)
+            report_violation(redact(message), None)
     return validate
 
 
@@ -130,7 +130,7 @@ def stack_validator(findings: Callable[..., list[tuple[str, Optional[str]]]], ty
 
     def validate(args: StackValidationArgs, report_violation: Callable) -> None:
         for message, urn in findings(resources_of(args, wanted), *(config_value(args, key, default) for key, default in settings)):
-            report_violation(message, urn)
+            report_violation(redact(message), urn)
     return validate
 
 
@@ -167,9 +167,6 @@ def compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
-_USERINFO = re.compile(r"(?i)([a-z][a-z0-9+.-]*://)[^/@\s'\"]*@")
-
-
 def redact(text: str) -> str:
-    """Proxy credentials never reach a violation message, a log or a PR comment."""
-    return _USERINFO.sub(r"\1(credentials hidden)@", text)
+    """Proxy credentials and private keys never reach a violation message, a log or a PR comment (egress/redact.py)."""
+    return redact_text(text)

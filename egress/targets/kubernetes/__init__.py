@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from ...models import Catalog, Requirement
+from ...redact import redact
 from ..verdict import Verdict
 from .deployed import artefacts as deployed_artefacts
 from .compile import KubernetesPlan, check_deploy_settings, compile_kubernetes, enforced
@@ -36,7 +37,7 @@ def summary(plan: KubernetesPlan) -> str:
     lines = ["; ".join(parts)]
     if plan.api_allowlist:
         lines += [f"  warning: {w}" for w in plan.api_allowlist.warnings]
-    return "\n".join(lines)
+    return redact("\n".join(lines))
 
 
 __all__ = ["NAME", "deployed_artefacts", "KubernetesPlan", "check_deploy_settings", "compile_kubernetes", "enforced", "evaluate", "render", "summary"]

@@ -16,11 +16,14 @@ import base64
 from typing import Literal, Optional
 from urllib.parse import quote
 
+from ...addresses import AddressError
 from ...errors import EgressError
 from ...gonet import parse_request_uri
 from ...models import Catalog, Strict
 from ...noproxy import openshift_no_proxy
+from ...pem import check_certificates_only
 from ...profile import Profile
+from ...redact import has_credentials, redact_message, redact_value
 from .openshift_checks import ProxyValidationError, TRUSTED_CA_KEY, degraded_message, installer_proxy_ip_errors, validate_proxy_spec, validate_trust_bundle
 
 KKP_NO_PROXY_BASE = ("127.0.0.1", "localhost", ".local", ".local.", "kubernetes", ".default", ".svc")  # KKP docs, httpproxy
@@ -57,12 +60,15 @@ def with_credentials(url: str, credentials: Optional[str]) -> str:
     if not credentials or not url:
         return url
     user, _, password = credentials.partition(":")
-    scheme, rest = url.split("://", 1)
+    scheme, sep, rest = url.partition("://")
+    if not sep:  # compile refuses such URLs; never fail inside a secret Output with the URL in a traceback
+        raise ClusterProxyCompileError(f"proxy URL '{url}' is not scheme://host:port. Fix: write e.g. http://proxy.example.com:3128")
     return f"{scheme}://{quote(user, safe='')}:{quote(password, safe='')}@{rest}"
 
 
 def _fail(setting: str, value: object, problem: str, fix: str) -> ClusterProxyCompileError:
-    return ClusterProxyCompileError(f"egress-matrix:{setting} = {value!r}: {problem}. Fix: {fix}")
+    """The error for ``value``, shown redacted (and the problem with it: a parser's message quotes the value)."""
+    return ClusterProxyCompileError(f"egress-matrix:{setting} = {redact_value(value, setting)!r}: {redact_message(problem, value)}. Fix: {fix}")
 
 
 def _check_url(setting: str, url: str, profile: Profile) -> None:
@@ -70,9 +76,11 @@ def _check_url(setting: str, url: str, profile: Profile) -> None:
         parsed = parse_request_uri(url)
     except ValueError as exc:
         raise _fail(setting, url, str(exc), "write e.g. http://proxy.example.com:3128") from None
-    if parsed.user is not None:
-        raise _fail(setting, f"{parsed.scheme}://(credentials hidden)@{parsed.host}", "the URL carries credentials, which would be stored in plain text",
+    if parsed.user is not None or has_credentials(url):
+        raise _fail(setting, url, "the URL carries credentials, which would be stored in plain text",
                     "remove them from the URL and run: pulumi config set --secret egress-matrix:proxyCredentials 'user:password'")
+    if parsed.opaque or not parsed.host:  # 'http:proxy:3128' passes the operator's check, but no client reads a host from it
+        raise _fail(setting, url, "not a proxy URL: it has no '//' and host after the scheme", "write it as scheme://host:port, e.g. http://proxy.example.com:3128")
     errors = installer_proxy_ip_errors(setting, url, profile.pod_cidrs, profile.service_cidrs)
     if errors and not (profile.egress_proxy and profile.egress_proxy_cluster_ip and parsed.hostname() == profile.egress_proxy_cluster_ip):
         raise _fail(setting, url, errors[0], "use an address outside the pod and service networks, or a host name")
@@ -98,6 +106,10 @@ def compile_cluster_proxy(catalog: Catalog, profile: Profile, proxy_url: Optiona
     for setting, url in (("httpProxy", http_proxy), ("httpsProxy", https_proxy)):
         if url:
             _check_url(setting, url, profile)
+    for number, endpoint in enumerate(profile.proxy_readiness_endpoints):
+        if has_credentials(endpoint):
+            raise _fail("proxyReadinessEndpoints", list(profile.proxy_readiness_endpoints), f"item {number} carries credentials, which the Proxy "
+                        "object would hold in plain text", "remove them: the operator fetches readiness endpoints through the proxy without credentials")
     no_proxy = ",".join(profile.no_proxy)
     try:
         validate_proxy_spec(http_proxy, https_proxy, no_proxy, profile.proxy_readiness_endpoints)
@@ -106,6 +118,10 @@ def compile_cluster_proxy(catalog: Catalog, profile: Profile, proxy_url: Optiona
                     f"OpenShift's network operator would refuse the Proxy ({degraded_message(str(exc)).rstrip('.')})",
                     "correct the value the operator names") from None
     if profile.proxy_trusted_ca is not None:
+        try:
+            check_certificates_only(profile.proxy_trusted_ca)
+        except AddressError as exc:
+            raise _fail("proxyTrustedCa", "(PEM)", exc.problem, exc.fix) from None
         try:
             validate_trust_bundle(USER_CA_BUNDLE, {TRUSTED_CA_KEY: profile.proxy_trusted_ca})
         except ProxyValidationError as exc:

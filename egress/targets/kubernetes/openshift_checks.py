@@ -16,6 +16,7 @@ from typing import Iterable, Optional
 
 from ...errors import EgressError
 from ...gonet import CNOValidationError, GoURLError, cno_ip_address_or_cidr, cno_uri, go_quote, parse_ip, parse_request_uri
+from ...redact import redact_message
 
 PROXY_NAME = "cluster"
 TRUSTED_CA_KEY = "ca-bundle.crt"
@@ -24,7 +25,11 @@ _DNS1123_SUBDOMAIN = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
 
 
 class ProxyValidationError(EgressError):
-    """The operator would refuse this Proxy; ``str()`` is the operator's own error text."""
+    """The operator would refuse this Proxy; ``str()`` is the operator's own error text, except that credentials in the
+    values it quotes (``quoted``), or in the pieces of them Go's parser quotes, are masked."""
+
+    def __init__(self, message: str, *quoted: str):
+        super().__init__(redact_message(message, *quoted))
 
 
 def degraded_message(error: str) -> str:
@@ -38,7 +43,7 @@ def _scheme(field: str, uri: str) -> str:
     try:
         return cno_uri(uri).scheme
     except (GoURLError, CNOValidationError) as exc:
-        raise ProxyValidationError(f"invalid {field} URI: {exc}") from None
+        raise ProxyValidationError(f"invalid {field} URI: {exc}", uri) from None
 
 
 def _is_domain(value: str) -> bool:
@@ -66,12 +71,12 @@ def validate_proxy_spec(http_proxy: str = "", https_proxy: str = "", no_proxy: s
                 try:
                     cno_ip_address_or_cidr(element)
                 except CNOValidationError:
-                    raise ProxyValidationError(f"invalid noProxy: {element}") from None
+                    raise ProxyValidationError(f"invalid noProxy: {element}", element) from None
     for endpoint in readiness_endpoints:
         try:
             cno_uri(endpoint)
         except (GoURLError, CNOValidationError) as exc:
-            raise ProxyValidationError(f"invalid URI for readinessEndpoint '{endpoint}': {exc}") from None
+            raise ProxyValidationError(f"invalid URI for readinessEndpoint '{endpoint}': {exc}", endpoint) from None
 
 
 def validate_trust_bundle(name: str, data: Optional[dict[str, str]]) -> list:
@@ -132,5 +137,5 @@ def installer_proxy_ip_errors(field: str, url: str, cluster_networks: Iterable[s
     errors = []
     for kind, networks in (("cluster", cluster_networks), ("service", service_networks)):
         if any(address in ipaddress.ip_network(n, strict=False) for n in networks):
-            errors.append(f"proxy.{field}: Invalid value: \"{url}\": proxy value is part of the {kind} networks")
+            errors.append(redact_message(f"proxy.{field}: Invalid value: \"{url}\": proxy value is part of the {kind} networks", url))
     return errors

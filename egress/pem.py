@@ -1,0 +1,76 @@
+"""What a CA bundle may hold: public CERTIFICATE blocks only.
+
+OpenShift's network operator (library-go ``CertsFromPEM``) skips every other PEM block, so a CA's private key pasted
+into ``proxyTrustedCa`` would pass the operator and land in a plain ConfigMap, AKS's plain ``trustedCa`` output, the
+state, the rendered files and CI artifacts. This module finds such material without ever quoting it: findings name the
+block's number, its line and its type (a short label such as ``RSA PRIVATE KEY``), never its content. Text between
+blocks that is not key material is left to the operator, which ignores it (reference/openshift-proxy.md §2.3).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .addresses import AddressError
+
+_BEGIN = re.compile(r"-----BEGIN ([^\r\n]*?)-----")
+_END = re.compile(r"-----END ([^\r\n]*?)-----")
+_PRIVATE_TEXT = re.compile(r"(?i)private[ _-]?key|private-lines:")  # PEM labels, PuTTY key files, prose pasted with a key
+_LABEL = re.compile(r"[A-Z0-9][A-Z0-9 ]{0,39}")
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """A block (or stray key text) that is not a certificate: ``number`` counts BEGIN lines (0 outside a block)."""
+    number: int
+    line: int
+    label: str
+    private: bool
+
+    def describe(self) -> str:
+        if not self.number:
+            return f"line {self.line} holds private key text outside a PEM block"
+        return f"block {self.number} (line {self.line}) is a PEM '{self.label}' block" + (" (private key material)" if self.private else ", not a CERTIFICATE")
+
+
+def _label(raw: str) -> str:
+    """The block type as it may be shown: a plain upper-case label, else a placeholder (the label is user text)."""
+    return raw if _LABEL.fullmatch(raw) else "(unrecognised type)"
+
+
+def foreign_blocks(text: str) -> list[Foreign]:
+    """Every block of ``text`` that is not a CERTIFICATE, and any private key text outside blocks, in order."""
+    if "-----BEGIN" not in text and not _PRIVATE_TEXT.search(text):
+        return []
+    found: list[Foreign] = []
+    inside = ""
+    number = 0
+    for line_number, line in enumerate(text.splitlines(), 1):
+        begin = _BEGIN.search(line)
+        if begin:
+            number += 1
+            inside = begin.group(1)
+            if inside != "CERTIFICATE":
+                label = _label(inside)
+                private = "PRIVATE" in inside.upper() or "ENCRYPTED" in inside.upper()
+                found.append(Foreign(number, line_number, label, private))
+        elif not inside and _PRIVATE_TEXT.search(line):
+            found.append(Foreign(0, line_number, "", True))
+        if _END.search(line):
+            inside = ""
+    return found
+
+
+def check_certificates_only(text: str) -> None:
+    """Raise AddressError (problem, fix) naming the first block that is not a certificate; never quotes the text."""
+    found = foreign_blocks(text)
+    if not found:
+        return
+    others = f" (and {len(found) - 1} more that are not certificates)" if len(found) > 1 else ""
+    private = next((f for f in found if f.private), None)
+    if private is not None:
+        raise AddressError(f"{private.describe()}{others}: a CA bundle is public, and this text would be stored in plain text (the "
+                           "trusted-CA ConfigMap, AKS's trustedCa output, Pulumi's state, rendered files and CI artifacts)",
+                           "remove every block that is not a CERTIFICATE, keeping only the CA's certificates, and rotate that key "
+                           "(issue a new one and revoke what the old one signed): it has been in the stack file, so treat it as exposed")
+    raise AddressError(f"{found[0].describe()}{others}: the network operator would skip it", "keep only the CA's CERTIFICATE blocks")

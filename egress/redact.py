@@ -1,0 +1,175 @@
+"""One redaction for everything that quotes a URL or a setting: credentials and private keys never reach a terminal,
+a CI log, a pull-request comment or a file.
+
+- ``userinfo_span`` / ``redact_url``: a single value (a proxy URL, a host setting). Go's ``net/url`` (egress/gourl.py)
+  decides whether a URL carries credentials at all (an '@' in a path does not); one that does, or that the parser
+  refuses, is masked from ``//`` (or its scheme) to its last '@', whatever lies between (a space, '%zz', a '/' or '#'
+  in a password: parsers disagree on where such credentials end, so the mask takes the widest reading).
+- ``redact_message``: a message that quotes known values, including the pieces of them Go's parse errors quote
+  (``invalid port ":pa" after host`` for ``http://user:pa/ss@host``).
+- ``redact``: any text (the last line of defence for error output, policy messages, explain and diff output).
+- ``redact_value``: the value an error shows: a setting named like a secret shows as ``(hidden)``, PEM text as
+  ``(PEM text, not shown)``.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator, Optional
+
+from .gourl import GoURLError, parse, parse_request_uri
+
+MASK = "(credentials hidden)"
+HIDDEN = "(hidden)"
+PEM_SHOWN = "(PEM text, not shown)"
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # Go's getScheme
+# Schemes whose opaque form ('http:user:pass@host') is still read as carrying a user by proxy clients.
+_URL_SCHEMES = frozenset({"http", "https", "socks4", "socks4a", "socks5", "socks5h", "ftp", "ws", "wss", "mailto"})
+_SECRET_HINTS = ("credential", "password", "passwd", "secret", "token")
+_QUOTED = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"")
+_TOKEN = re.compile(r"[^\s'\"`]+")
+_GO_QUOTED = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
+_PEM_BLOCK = re.compile(r"-----BEGIN ([^-\r\n]+)-----.*?(?:-----END \1-----|\Z)", re.S)
+_PRIVATE = re.compile(r"(?i)private[ _-]?key|private-lines")
+
+
+def userinfo_span(value: str) -> Optional[tuple[int, int]]:
+    """(start, end) of the credentials a URL or host value carries before its host, or None."""
+    at = value.rfind("@")
+    if at < 0:
+        return None
+    scheme = _SCHEME.match(value)
+    if scheme and value.startswith("//", scheme.end()):
+        start = scheme.end() + 2
+    elif value.startswith("//"):
+        start = 2
+    elif scheme and scheme.group(0)[:-1].lower() in _URL_SCHEMES:
+        start = scheme.end()  # opaque: 'http:user:pass@proxy:3128'
+    else:
+        # no scheme: 'user:password@host[:port]' (a colon before the '@', no '/': not an image digest or a path)
+        info = value[:at]
+        return (0, at) if ":" in info and "/" not in info else None
+    if at < start:
+        return None
+    if value.startswith(MASK + "@", start):
+        return start, start + len(MASK)  # already masked
+    # Parsers disagree on '#', '?' and '/' inside credentials: only a value both of Go's parsers read without a user
+    # (its '@' in a path, query or fragment) carries none; otherwise everything up to the last '@' is masked.
+    readings = []
+    for parser in (parse, parse_request_uri):
+        try:
+            readings.append(parser(value))
+        except GoURLError:
+            return start, at
+    if all(url.user is None and "@" not in url.opaque for url in readings):
+        return None
+    return start, at
+
+
+def redact_url(value: str) -> str:
+    span = userinfo_span(value)
+    return value if span is None else value[:span[0]] + MASK + value[span[1]:]
+
+
+def has_credentials(text: str) -> bool:
+    """Does ``text`` (one value, or a list or config blob of them) carry a URL or host with credentials?"""
+    return userinfo_span(text) is not None or any(userinfo_span(t) is not None for t in _TOKEN.findall(text))
+
+
+def is_secret_name(name: str) -> bool:
+    """Is ``name`` (a setting, or a field path ending in one) a secret setting, however it is cased or spelt?"""
+    key = _norm(re.split(r"[:.]", name)[-1]) if name else ""
+    if not key:
+        return False
+    try:
+        from .profile import SECRET_KEYS  # late: profile imports errors, which imports this module
+    except ImportError:  # pragma: no cover - only while the package itself is half imported
+        SECRET_KEYS = {}
+    return key in {_norm(k) for k in SECRET_KEYS} or any(hint in key for hint in _SECRET_HINTS)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def redact_value(value: Any, name: str = "") -> Any:
+    """What an error may show of ``value`` (the value of setting or field ``name``)."""
+    if value is not None and is_secret_name(name):
+        return value if value in (HIDDEN, "(secret)") else HIDDEN  # the placeholders callers already show
+    if isinstance(value, str):
+        return PEM_SHOWN if "-----BEGIN" in value or _PRIVATE.search(value) else redact(redact_url(value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_value(v) for v in value)
+    if isinstance(value, dict):
+        return {k: redact_value(v, str(k)) for k, v in value.items()}
+    return value
+
+
+def redact(text: str) -> str:
+    """``text`` with the credentials of every URL in it masked, and any PEM block but a certificate left out."""
+    if "@" not in text and "-----BEGIN" not in text:
+        return text
+    text = _PEM_BLOCK.sub(lambda m: m.group(0) if m.group(1) == "CERTIFICATE" else f"(PEM '{m.group(1)}' block, not shown)", text)
+    # a quoted value may hold spaces (a malformed password); unquoted, a URL ends at white space
+    text = _QUOTED.sub(lambda m: m.group(0)[0] + redact_url(m.group(0)[1:-1]) + m.group(0)[-1], text)
+    return _TOKEN.sub(lambda m: redact_url(m.group(0)), text)
+
+
+def redact_message(text: str, *values: Any) -> str:
+    """``text``, which quotes ``values`` (or parts of them, as Go's parse errors do), redacted."""
+    for value in _strings(values):
+        span = userinfo_span(value)
+        if span is None:
+            continue
+        secret = value[span[0]:span[1]]
+        shown = redact_url(value)
+        text = text.replace(value, shown).replace(_go_inner(value), _go_inner(shown))
+        # Go's errors quote what they stumbled on: a piece of the credentials (":pa", "%zz", " ") is masked too
+        pieces = (secret, _go_inner(secret))
+        text = _GO_QUOTED.sub(lambda m: f'"{MASK}"' if m.group(1) and any(m.group(1) in p for p in pieces) else m.group(0), text)
+    return redact(text)
+
+
+def _go_inner(text: str) -> str:
+    from .goip import go_quote
+
+    return go_quote(text)[1:-1]
+
+
+def _strings(values: Any) -> Iterator[str]:
+    for value in values:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            yield from _strings(value)
+        elif isinstance(value, dict):
+            yield from _strings(value.values())
+
+
+# -- settings ----------------------------------------------------------------------------------------------------------
+_NOT_URLS = frozenset({"egress_proxy_image", "proxy_trusted_ca"})  # an image digest's '@'; PEM text (egress/pem.py)
+_PROXY_URLS = frozenset({"http_proxy", "https_proxy"})
+
+
+def refuse_credentials(field: str, value: Any) -> Any:
+    """A setting's ``value`` (a string or a list of them) unchanged, or ValueError (an AddressError: problem and fix)
+    when it carries credentials: only the secret proxyCredentials may, and those never sit in a stack file."""
+    from .addresses import AddressError  # late: errors imports this module, so it imports no other core module at load
+
+    if field in _NOT_URLS:
+        return value
+    items = value if isinstance(value, (list, tuple)) else [value]
+    for number, item in enumerate(items):
+        if isinstance(item, str) and has_credentials(item):
+            where = f"item {number} " if isinstance(value, (list, tuple)) else ""
+            if field in _PROXY_URLS:
+                raise AddressError(f"{where}the URL carries credentials, which would be stored in plain text",
+                                   "remove them from the URL and run: pulumi config set --secret egress-matrix:proxyCredentials "
+                                   "'user:password' (and change that password: it has been in the stack file)")
+            if field == "proxy_readiness_endpoints":
+                fix = "remove them: the operator fetches readiness endpoints without them, and the Proxy object would show them to anyone who can read it"
+            else:
+                fix = "remove them: this setting takes none (proxy credentials go in the secret egress-matrix:proxyCredentials)"
+            raise AddressError(f"{where}carries credentials (a user and password before the host), which would be stored and shown in plain text",
+                               f"{fix}; and change that password: it has been in the stack file")
+    return value
