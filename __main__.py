@@ -6,6 +6,7 @@ lists in `egress-matrix:targets` (azure, aws, kubernetes).
 from pathlib import Path
 
 import pulumi
+from pulumi.runtime.config import CONFIG, get_config_env
 
 from egress.catalog import load_catalog
 from egress.errors import EgressError
@@ -23,7 +24,9 @@ try:
     config = pulumi.Config(PROJECT)
     # Secret settings never enter the Profile: it only learns which are set; their values stay secret Outputs.
     secrets = {key: config.get_secret(key) for key in SECRET_KEYS}
-    profile = profile_from_pulumi_config(config.get, stack).with_secrets(key for key, value in secrets.items() if value is not None)
+    # Every key the engine passed, so a misspelt one (egress-matrix:NodeSources) is refused rather than ignored.
+    keys = set(CONFIG.get()) | set(get_config_env())
+    profile = profile_from_pulumi_config(config.get, stack, keys=keys).with_secrets(key for key, value in secrets.items() if value is not None)
     requirements = resolve(catalog, profile, f"Pulumi config of stack '{stack}'", stack)
     plans = {}
     for name in profile.targets:
@@ -33,6 +36,10 @@ try:
 except EgressError as exc:
     # RunError: Pulumi shows the message alone (no traceback); nothing has been registered at this point.
     raise pulumi.RunError(f"{type(exc).__name__}: {exc}") from None
+
+# Firewall resources refuse replacement and deletion in the real engine unless the stack plans a migration: a policy
+# pack cannot see the old state, protect can (README, "Migrations").
+protect = not profile.allow_firewall_replacement
 
 pulumi.export("requirementCount", len(requirements))
 pulumi.export("requirements", [requirement_json(r) for r in requirements])
@@ -54,7 +61,7 @@ if "azure" in plans:
         except EgressError as exc:
             raise pulumi.RunError(f"{type(exc).__name__}: Pulumi config of stack '{stack}': {exc}") from None
     firewall = AzureFirewallEgress("egress", azure, resource_group_name=profile.azure_resource_group, location=profile.location,
-                                   policy_provider=provider)
+                                   policy_provider=provider, protect=protect)
     pulumi.export("azureFirewallPolicyId", firewall.policy_id)
     pulumi.export("azureRuleCollectionGroups", firewall.rule_collection_groups)
     pulumi.export("azureRuleCounts", firewall.rule_counts)
@@ -81,8 +88,8 @@ if "aws" in plans:
                 pulumi.log.warn(warning)
         except EgressError as exc:
             raise pulumi.RunError(f"{type(exc).__name__}: Pulumi config of stack '{stack}': {exc}") from None
-    firewall = AwsNetworkFirewallEgress("egress-aws-firewall", aws_plan)
-    security_groups = AwsSecurityGroupEgress("egress-aws-security-groups", aws_plan, vpc_id=profile.aws_vpc_id)
+    firewall = AwsNetworkFirewallEgress("egress-aws-firewall", aws_plan, protect=protect)
+    security_groups = AwsSecurityGroupEgress("egress-aws-security-groups", aws_plan, vpc_id=profile.aws_vpc_id, protect=protect)
     pulumi.export("awsRuleGroupArns", firewall.rule_group_arns)
     # For a policy the stack does not create: what it must reference, in this order.
     pulumi.export("awsRuleGroupReferences", firewall.rule_group_references)
@@ -95,7 +102,7 @@ if "kubernetes" in plans:
 
     k8s_plan = plans["kubernetes"]
     if k8s_plan.egress_proxy:
-        egress_proxy = EgressProxy("egress-proxy", k8s_plan.egress_proxy)
+        egress_proxy = EgressProxy("egress-proxy", k8s_plan.egress_proxy, protect=protect)
         pulumi.export("egressProxyUrl", egress_proxy.url)
         pulumi.export("egressProxyNotProxied", [f"{n.requirement}: {n.reason}" for n in k8s_plan.egress_proxy.not_proxied])
     if k8s_plan.cluster_proxy:
@@ -105,7 +112,7 @@ if "kubernetes" in plans:
         if cluster_proxy.aks_http_proxy_config is not None:
             pulumi.export("aksHttpProxyConfig", cluster_proxy.aks_http_proxy_config)
     if k8s_plan.api_allowlist:
-        allowlist = ApiServerAllowlist("api-server-allowlist", k8s_plan.api_allowlist)
+        allowlist = ApiServerAllowlist("api-server-allowlist", k8s_plan.api_allowlist, protect=protect)
         pulumi.export("apiServerEffectiveSourceRanges", allowlist.effective_source_ranges)
         for warning in k8s_plan.api_allowlist.warnings:
             pulumi.log.warn(warning)

@@ -64,9 +64,12 @@ class AwsNetworkFirewallEgress(pulumi.ComponentResource):
     rule_group_references: pulumi.Output[list]
     policy_arn: pulumi.Output[Optional[str]]
 
-    def __init__(self, name: str, plan: AwsPlan, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, plan: AwsPlan, protect: bool = True, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE_TOKEN, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+
+        # Protected: a replacement (a capacity change) under a policy this stack does not manage would stop half-way, the
+        # old group still referenced. Logical names carry the cluster's name because Pulumi auto-names the groups from them.
+        child = pulumi.ResourceOptions(parent=self, protect=protect)
         groups = sorted(plan.rule_groups, key=lambda g: g.priority)
         arns = {g.name: aws.networkfirewall.RuleGroup(g.name, **rule_group_args(rule_group_body(g)), opts=child).arn for g in groups}
         references = [{"resourceArn": arns[g.name], "priority": g.priority} for g in groups]

@@ -33,20 +33,26 @@ def egress_rule_args(rule: SecurityGroupRule) -> dict[str, object]:
 
 
 class AwsSecurityGroupEgress(pulumi.ComponentResource):
-    """One security group per planned group in ``vpc_id``, with exactly the planned egress rules."""
+    """One security group per planned group in ``vpc_id``, with exactly the planned egress rules.
+
+    ``protect``: the groups refuse replacement and deletion in the real engine (the stack's allowFirewallReplacement lifts
+    it); rules are never protected (they come and go with the matrix) and say so, since a child inherits its parent's
+    protect. Logical names carry the cluster's name on purpose: Pulumi auto-names the groups from them, and an account
+    shared by clusters needs the cluster in each group's name (clusterName is required, so a stack rename changes nothing).
+    """
 
     security_group_ids: pulumi.Output[dict]
 
-    def __init__(self, name: str, plan: AwsPlan, vpc_id: str, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, plan: AwsPlan, vpc_id: str, protect: bool = True, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE_TOKEN, name, None, opts)
         ids = {}
         for group in plan.security_groups:
             created = aws.ec2.SecurityGroup(group.name, vpc_id=vpc_id, tags={"Name": group.name, ROLE_TAG: group.role},
                                             description=f"egress-matrix {plan.cluster}: egress of the {group.role} role",
-                                            opts=pulumi.ResourceOptions(parent=self))
+                                            opts=pulumi.ResourceOptions(parent=self, protect=protect))
             for rule in group.rules:
                 aws.vpc.SecurityGroupEgressRule(rule_resource_name(group.name, rule), security_group_id=created.id, **egress_rule_args(rule),
-                                                opts=pulumi.ResourceOptions(parent=created))
+                                                opts=pulumi.ResourceOptions(parent=created, protect=False))
             ids[group.name] = created.id
         self.security_group_ids = pulumi.Output.from_input(ids)
         self.register_outputs({"securityGroupIds": self.security_group_ids})

@@ -8,7 +8,9 @@ Write order, because Azure serializes what the provider does not:
 - a created policy comes first and IP Groups depend on it, so ``pulumi destroy`` removes the RCGs, then the IP Groups
   while the policy still exists, then the policy: deleting IP Groups right after their policy fails with
   ``IpGroupsHasFirewallPolicyReferences`` (Azure/azure-rest-api-specs#25739).
-The plan decides everything; this file only maps it to resources.
+Protected by default (``protect``; the stack's allowFirewallReplacement lifts it for a planned migration): the created
+policy and the RCGs refuse replacement and deletion in the real ``pulumi preview``/``up``. IP Groups are not: a new one is
+created, referenced and only then the old one deleted. The plan decides everything; this file only maps it to resources.
 """
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ class AzureFirewallEgress(pulumi.ComponentResource):
     rule_counts: pulumi.Output[dict]
 
     def __init__(self, name: str, plan: AzurePlan, resource_group_name: str, location: str,
-                 policy_provider: Optional[pulumi.ProviderResource] = None, opts: Optional[pulumi.ResourceOptions] = None):
+                 policy_provider: Optional[pulumi.ProviderResource] = None, protect: bool = True, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE_TOKEN, name, None, opts)
         policy = plan.policy
         before_ip_groups: list[pulumi.Resource] = []
@@ -58,8 +60,10 @@ class AzureFirewallEgress(pulumi.ComponentResource):
             policy_name: pulumi.Input[str] = policy.name  # type: ignore[assignment]
             policy_id: pulumi.Input[str] = policy.existing_id
         else:
+            # Protected: a replacement (new resource group or location) would empty the old policy, still bound to a firewall
+            # this stack does not manage, before its delete fails: all egress denied.
             created = network.FirewallPolicy(f"{name}-policy", **_policy_args(policy, resource_group_name, location),
-                                             opts=pulumi.ResourceOptions(parent=self))
+                                             opts=pulumi.ResourceOptions(parent=self, protect=protect))
             policy_rg, policy_name, policy_id = resource_group_name, created.name, created.id
             before_ip_groups.append(created)
 
@@ -82,7 +86,7 @@ class AzureFirewallEgress(pulumi.ComponentResource):
                 # one known type; ruleCollections and rules are discriminated unions, so plain dict keys there reach the
                 # engine verbatim (tests pin it). Passing the REST body keeps one mapping, checked against the REST model.
                 rule_collections=body["properties"]["ruleCollections"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=previous, provider=policy_provider))
+                opts=pulumi.ResourceOptions(parent=self, depends_on=previous, provider=policy_provider, protect=protect))
             previous = [rcg]
 
         if policy.firewall_id and policy.log_analytics_workspace_id:

@@ -26,13 +26,22 @@ def logical_name(prefix: str, obj: dict) -> str:
     return "-".join(p for p in (prefix, obj["kind"].lower(), meta.get("namespace"), meta["name"]) if p)
 
 
+def service_options(obj: dict, protect: bool) -> dict:
+    """A Service the cluster's clients address (the egress proxy's fixed ClusterIP, the API server's load balancer) is
+    protected: replacing it moves the address node-level proxy settings and clients point at. ``spec.clusterIP`` is
+    immutable, so a change is a replacement (the provider would show an in-place update the API server then refuses)."""
+    if obj["kind"] != "Service":
+        return {}
+    return {"protect": protect, "replace_on_changes": ["spec.clusterIP"] if "clusterIP" in obj.get("spec", {}) else None}
+
+
 class EgressProxy(pulumi.ComponentResource):
-    def __init__(self, name: str, plan: EgressProxyPlan, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, plan: EgressProxyPlan, protect: bool = True, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("egress:kubernetes:EgressProxy", name, None, opts)
         namespace, *rest = egress_proxy_objects(plan)
         ns = object_resource(logical_name(name, namespace), namespace, pulumi.ResourceOptions(parent=self))
         for obj in rest:
-            object_resource(logical_name(name, obj), obj, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+            object_resource(logical_name(name, obj), obj, pulumi.ResourceOptions(parent=self, depends_on=[ns], **service_options(obj, protect)))
         self.url = plan.url
         self.register_outputs({"url": plan.url})
 
@@ -72,9 +81,9 @@ class ClusterProxy(pulumi.ComponentResource):
 
 
 class ApiServerAllowlist(pulumi.ComponentResource):
-    def __init__(self, name: str, plan: ApiAllowlistPlan, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, plan: ApiAllowlistPlan, protect: bool = True, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("egress:kubernetes:ApiServerAllowlist", name, None, opts)
         obj = kkp_cluster_patch(plan) if plan.mode == "kkp" else generic_service(plan)
-        object_resource(logical_name(name, obj), obj, pulumi.ResourceOptions(parent=self), patch=plan.mode == "kkp")
+        object_resource(logical_name(name, obj), obj, pulumi.ResourceOptions(parent=self, **service_options(obj, protect)), patch=plan.mode == "kkp")
         self.effective_source_ranges = list(plan.effective)
         self.register_outputs({"effectiveSourceRanges": list(plan.effective)})

@@ -174,14 +174,21 @@ def diff_command(
     project: ProjectOption = None,
 ) -> None:
     """The preview of BASE against the working tree, as Markdown for one pull-request comment: requirements added and
-    removed (with citations), resources and rules added, changed, removed, replacements, and the policy results."""
-    from egress_preview.diff import check_base_ref, diff_markdown
+    removed (with citations), resources and rules added, changed, removed, replacements, and the policy results.
+    Exits 1 when the change replaces or deletes a firewall resource (a danger to production) unless the stack sets
+    allowFirewallReplacement."""
+    from egress_preview.dangers import summary
+    from egress_preview.diff import check_base_ref, diff_result
     from egress_preview.preview import preview, snapshot
 
     check_base_ref(base)  # before the preview: an option-like ref never reaches git
     proj = _project(project)
     head = snapshot(preview(proj, stack))
-    _out(diff_markdown(proj.root, base, stack, head))
+    text, result = diff_result(proj.root, base, stack, head)
+    _out(text)
+    if result["dangers"] and not result["allowed"]:
+        raise EgressError(f"stack '{stack}': {summary(result['dangers'])}. Fix: make the change safely (README, 'Migrations'); for a planned "
+                          "migration set egress-matrix:allowFirewallReplacement: true in this change only")
 
 
 class ExplainFormat(str, Enum):

@@ -26,6 +26,11 @@ class DeployedResource:
     dependencies: tuple[str, ...] = ()
     secret_paths: tuple[str, ...] = field(default=())
     additional_secret_outputs: tuple[str, ...] = ()
+    # Resource options the engine acts on before any policy runs: protect refuses replacement and deletion,
+    # replaceOnChanges turns an in-place update into a replacement, aliases carry earlier logical names.
+    protect: bool = False
+    replace_on_changes: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -60,11 +65,13 @@ def resources_from_json(documents: Iterable[Mapping[str, Any]]) -> list[Deployed
     """``resources.json`` (written by ``egress preview``) back into resources."""
     return [DeployedResource(type=d["type"], name=d["name"], urn=d["urn"], props=plain(d.get("props", {})), parent=d.get("parent") or None,
                              dependencies=tuple(d.get("dependencies", ())), secret_paths=tuple(d.get("secretPaths", ())),
-                             additional_secret_outputs=tuple(d.get("additionalSecretOutputs", ())))
+                             additional_secret_outputs=tuple(d.get("additionalSecretOutputs", ())), protect=bool(d.get("protect", False)),
+                             replace_on_changes=tuple(d.get("replaceOnChanges", ())), aliases=tuple(d.get("aliases", ())))
             for d in documents]
 
 
 def resource_json(resource: DeployedResource) -> dict[str, Any]:
     return {"type": resource.type, "name": resource.name, "urn": resource.urn, "parent": resource.parent,
             "dependencies": list(resource.dependencies), "secretPaths": list(resource.secret_paths),
-            "additionalSecretOutputs": list(resource.additional_secret_outputs), "props": resource.props}
+            "additionalSecretOutputs": list(resource.additional_secret_outputs), "protect": resource.protect,
+            "replaceOnChanges": list(resource.replace_on_changes), "aliases": list(resource.aliases), "props": resource.props}

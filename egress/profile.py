@@ -33,6 +33,9 @@ ROLE_SOURCE_KEYS = {
 }
 
 
+# Every name a target derives from it stays valid: Azure (80, letters, digits, _.-), AWS rule groups (128, letters,
+# digits, -), security group names and Kubernetes DNS labels (63, lower case).
+CLUSTER_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$"
 _DCE = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?\.[a-z0-9]+-[0-9]+$")
 _KEY_VAULT_NAME = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
 _POLICY_ID = r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/firewallPolicies/[^/]+$"
@@ -74,7 +77,7 @@ class Profile(BaseModel):
     custom_dns_ips: tuple[str, ...] = Field((), alias="customDnsIps", description="Custom DNS server IPs the nodes use.")
     api_server_ip: Optional[str] = Field(None, alias="apiServerIp", description="Public IP of the API server, when known.")
     region_cidrs: tuple[str, ...] = Field((), alias="regionCidrs", description="The Azure region's CIDRs, if you prefer them to the AzureCloud service tag.")
-    cluster_name: Optional[str] = Field(None, alias="clusterName", pattern=r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$",
+    cluster_name: Optional[str] = Field(None, alias="clusterName", pattern=CLUSTER_NAME_PATTERN,
                                         description="Cluster name: the OpenShift api-int host, and the name Azure rule collection groups and IP Groups "
                                                     "carry so several clusters share one hub policy (default: the stack name).")
     base_domain: Optional[str] = Field(None, alias="baseDomain", description="Cluster base domain (OpenShift).")
@@ -95,7 +98,15 @@ class Profile(BaseModel):
                                                             "'.ingest.' / '.metrics.ingest.' (e.g. mydce-a1b2.westeurope-1): only those ingestion hosts are allowed.")
     azure_key_vault_names: tuple[str, ...] = Field((), alias="azureKeyVaultNames",
                                                    description="Key Vaults the Secrets Store CSI driver reads: only <name>.vault.<cloud suffix> is allowed, not every vault.")
-    targets: tuple[Literal["azure", "aws", "kubernetes"], ...] = Field((), alias="targets", description="Enforcement targets the program deploys: azure, aws, kubernetes.")
+    targets: tuple[Literal["azure", "aws", "kubernetes"], ...] = Field(
+        (), alias="targets",
+        description="Enforcement targets the program deploys: azure, aws, kubernetes (omit the setting for a matrix-only stack; an empty "
+                    "list is refused: it would delete what the stack deployed). azure and aws need clusterName.")
+    allow_firewall_replacement: bool = Field(
+        False, alias="allowFirewallReplacement",
+        description="A planned migration only: firewall resources (policies, rule collection groups, rule groups, security groups, the "
+                    "proxy and API-server Services) are registered without protect, so pulumi up may replace or delete them, and egress "
+                    "diff reports such changes without failing. Remove it once the migration is applied.")
     aws_roles: tuple[Role, ...] = Field(("nodes",), alias="awsRoles", description="Roles whose egress the AWS Network Firewall and security groups enforce.")
     aws_platforms: tuple[str, ...] = Field((), alias="awsPlatforms",
                                            description="Platforms whose requirements the AWS target enforces (default: all the stack's platforms).")
@@ -107,6 +118,14 @@ class Profile(BaseModel):
                                        description="Percent added to each rule group's capacity (fixed at creation; a change replaces the group).")
     aws_security_groups_per_eni: int = Field(5, alias="awsSecurityGroupsPerEni", ge=1, le=16,
                                              description="Security groups a network interface may carry (AWS default 5, adjustable to 16).")
+    aws_security_group_counts: tuple[str, ...] = Field(
+        (), alias="awsSecurityGroupCounts", examples=["nodes=2"],
+        description="role=N: security groups the stack creates for a role (egress-<clusterName>-<role>-0 .. N-1; default 1). A new group "
+                    "starts empty: attach it to the role's network interfaces, then raise awsSecurityGroupsAttached.")
+    aws_security_groups_attached: tuple[str, ...] = Field(
+        (), alias="awsSecurityGroupsAttached", examples=["nodes=2"],
+        description="role=N: how many of the role's groups (from -0) its network interfaces carry (default 1). Rules are placed only in "
+                    "these; when they cannot hold the rules the update fails closed, and no rule ever moves to a group not attached.")
     aws_priority_base: int = Field(100, alias="awsPriorityBase", ge=1, le=60000,
                                    description="Strict-order priority of the first rule group in the firewall policy; each further group adds 100.")
     aws_name_addresses: tuple[str, ...] = Field((), alias="awsNameAddresses",
@@ -270,6 +289,35 @@ class Profile(BaseModel):
                                    "write e.g. 'nodes=/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/ipGroups/<name>'")
         return values
 
+    @field_validator("aws_security_group_counts", "aws_security_groups_attached")
+    @classmethod
+    def _role_counts(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        roles = set()
+        for value in values:
+            role, sep, count = value.partition("=")
+            if not sep or role not in ROLE_SOURCE_KEYS or not re.fullmatch(r"[1-9][0-9]?", count) or int(count) > 16:
+                raise AddressError(f"'{value}' is not role=N", f"write e.g. 'nodes=2': a role ({', '.join(ROLE_SOURCE_KEYS)}) and 1-16")
+            if role in roles:
+                raise AddressError(f"role '{role}' is given twice", "give each role once")
+            roles.add(role)
+        return values
+
+    @field_validator("targets")
+    @classmethod
+    def _cloud_targets_name_the_cluster(cls, values: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        # Cloud resources carry the cluster's name; falling back to the stack name would make a stack rename replace them all.
+        if not values:  # omitted is a matrix-only stack; an explicit empty list reads like 'remove everything'
+            raise AddressError("an empty list deploys nothing, so pulumi up would delete every firewall resource the stack deployed",
+                               "list the targets the stack keeps (azure, aws, kubernetes), or remove the setting for a matrix-only stack")
+        clouds = [name for name in values if name in ("azure", "aws")]
+        if clouds and "cluster_name" in info.data and not info.data["cluster_name"]:
+            raise AddressError(f"target{'s' if len(clouds) > 1 else ''} {' and '.join(clouds)} need{'' if len(clouds) > 1 else 's'} "
+                               "egress-matrix:clusterName (the name its firewall resources carry; it no longer defaults to the stack name, "
+                               "so renaming a stack cannot replace them)",
+                               "set egress-matrix:clusterName: to keep what an earlier update deployed, use the name its resources carry "
+                               "(egress-<clusterName>-..., the stack name if it was unset)")
+        return values
+
     @field_validator("aws_name_addresses")
     @classmethod
     def _name_addresses(cls, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -285,6 +333,14 @@ class Profile(BaseModel):
     def aws_addresses_of(self) -> dict[str, tuple[str, ...]]:
         """host -> the CIDRs the stack gives for it (awsNameAddresses)."""
         return {host: tuple(cidrs.split(",")) for host, _, cidrs in (v.partition("=") for v in self.aws_name_addresses)}
+
+    def aws_security_group_count(self, role: str) -> int:
+        """Security groups the stack creates for ``role`` (awsSecurityGroupCounts, default 1)."""
+        return _role_count(self.aws_security_group_counts, role)
+
+    def aws_security_groups_attached_count(self, role: str) -> int:
+        """How many of ``role``'s groups its network interfaces carry (awsSecurityGroupsAttached, default 1)."""
+        return _role_count(self.aws_security_groups_attached, role)
 
     def azure_existing_ip_groups(self) -> dict[str, str]:
         return dict(value.split("=", 1) for value in self.azure_ip_group_ids)
@@ -335,8 +391,17 @@ class Profile(BaseModel):
 
     @property
     def cluster(self) -> str:
-        """The name this cluster's resources carry on shared infrastructure: clusterName, else the stack name."""
-        return self.cluster_name or self._stack
+        """The name this cluster's resources carry on shared infrastructure: clusterName, else the stack name (only for
+        targets that name nothing after it: the cloud targets require clusterName)."""
+        if self.cluster_name:
+            return self.cluster_name
+        if not re.fullmatch(CLUSTER_NAME_PATTERN, self._stack):
+            raise ProfileError(f"stack '{self._stack}'", "", f"config.{PROJECT}:clusterName", None,
+                               f"unset, and the stack name '{self._stack}' is not a valid cluster name for every target's resource names "
+                               "(lower-case letters, digits and '-', 1-40 characters, starting and ending with a letter or digit)",
+                               "set egress-matrix:clusterName")
+        return self._stack
+
 
     @property
     def effective_apps_domain(self) -> Optional[str]:
@@ -361,6 +426,10 @@ class Profile(BaseModel):
     @property
     def offline_registry_port(self) -> Optional[int]:
         return _split_host_port(self.offline_registry)[1] if self.offline_registry else None
+
+
+def _role_count(values: tuple[str, ...], role: str) -> int:
+    return next((int(v.partition("=")[2]) for v in values if v.partition("=")[0] == role), 1)
 
 
 def _parse_host(value: str) -> str:

@@ -19,6 +19,9 @@ from typing import Any, Iterable
 
 from egress.errors import EgressError
 
+from .dangers import allowed, dangers, rule_moves
+from .dangers import markdown_lines as danger_lines
+
 GITHUB_COMMENT_LIMIT = 65_535
 MARKER = "<!-- egress-diff:{stack} -->"
 # Inputs whose change makes the provider replace the resource (delete and create), by type.
@@ -32,6 +35,8 @@ REPLACE_ON = {
     "azure-native:network:FirewallPolicy": ("resourceGroupName", "location", "firewallPolicyName"),
 }
 KUBERNETES_REPLACE_ON = ("apiVersion", "kind", "metadata.name", "metadata.namespace")
+# Immutable fields of Kubernetes kinds: the API server refuses a change, so the program marks them replaceOnChanges.
+KUBERNETES_IMMUTABLE = {"kubernetes:core/v1:Service": ("spec.clusterIP",)}
 
 
 class DiffError(EgressError):
@@ -174,6 +179,7 @@ def resource_changes(old: dict, new: dict) -> tuple[list[str], list[str]]:
     rest = [p for p in _changed_paths(old["props"], new["props"]) if not (before or after) or not p.startswith(("ruleCollections", "ruleGroup", "data"))]
     lines += [f"~ {path}" for path in rest]
     keys = REPLACE_ON.get(new["type"], KUBERNETES_REPLACE_ON if new["type"].startswith("kubernetes:") else ())
+    keys = tuple(dict.fromkeys((*keys, *KUBERNETES_IMMUTABLE.get(new["type"], ()), *new.get("replaceOnChanges", ()))))
     reasons = [f"{key}: {json.dumps(_get(old['props'], key))} -> {json.dumps(_get(new['props'], key))}"
                for key in keys if _get(old["props"], key) != _get(new["props"], key)]
     return lines, reasons
@@ -204,6 +210,9 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
         "violations": head.get("violations", []),
         "new_violations": [v for v in head.get("violations", []) if (v["policy"], v["resource"], v["message"]) not in old_violations],
         "coverage": head.get("coverage", []),
+        "dangers": dangers(base, head, {key: reasons for key, (_, reasons) in changed.items()}),
+        "rule_moves": rule_moves(base, head),
+        "allowed": allowed(head),
     }
 
 
@@ -221,6 +230,7 @@ def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GIT
              f"**Policy** {len(mandatory)} mandatory, {len(result['violations']) - len(mandatory)} advisory ({len(result['new_violations'])} new)"]
     if not any(result[k] for k in ("requirements_added", "requirements_removed", "resources_added", "resources_removed", "resources_changed")):
         lines += ["", "No change to the requirements or the resources."]
+    lines += danger_lines(result.get("dangers", []), result.get("rule_moves", []), result.get("allowed", False))
     for title, reqs in (("Requirements added", result["requirements_added"]), ("Requirements removed", result["requirements_removed"])):
         if reqs:
             lines += ["", f"#### {title}", "", "| Role | Destination | Protocol/ports | Entries | Source |", "|---|---|---|---|---|",
@@ -269,6 +279,12 @@ def truncate(text: str, limit: int = GITHUB_COMMENT_LIMIT) -> str:
 
 def diff_markdown(project_root: Path, base_ref: str, stack: str, head: dict[str, Any]) -> str:
     return markdown(stack, base_ref, compare(base_snapshot(project_root, base_ref, stack), head))
+
+
+def diff_result(project_root: Path, base_ref: str, stack: str, head: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The comment and the comparison behind it (``egress diff`` fails on its dangers unless the stack allows them)."""
+    result = compare(base_snapshot(project_root, base_ref, stack), head)
+    return markdown(stack, base_ref, result), result
 
 
 def stacks_of(snapshots: Iterable[dict]) -> list[str]:

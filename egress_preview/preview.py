@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from egress.deployed import DeployedResource, resource_json
+from egress.profile import PROJECT
 from egress.outdir import Written, write_output
 from egress.project import Project
 from egress.render import requirement_json
 from egress.targets import TARGETS
 
+from .dangers import snapshot_flag
 from .pack import Violation, run_pack
 from .program import Recorded, run_program
 
@@ -104,6 +106,10 @@ def snapshot(result: PreviewResult) -> dict[str, Any]:
         "requirements": result.requirements,
         "coverage": [c.__dict__ for c in result.coverage],
         "violations": [v.__dict__ for v in result.violations],
+        # What egress diff needs to judge a change as the engine would: the cluster its names carry, and whether the stack
+        # plans a migration (firewall resources not protected).
+        "cluster": recorded.config.get(f"{PROJECT}:clusterName") or result.stack,
+        "allowFirewallReplacement": snapshot_flag(recorded.config),
     }
 
 

@@ -134,7 +134,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.recorded.resources.append(DeployedResource(
             type=request.type, name=request.name, urn=response.urn, props=state, parent=request.parent or None,
             dependencies=tuple(request.dependencies), secret_paths=tuple(secret_paths),
-            additional_secret_outputs=tuple(request.additionalSecretOutputs)))
+            additional_secret_outputs=tuple(request.additionalSecretOutputs), protect=bool(request.protect),
+            replace_on_changes=tuple(request.replaceOnChanges), aliases=tuple(sorted(a.spec.name or a.urn for a in request.aliases))))
         return response
 
 

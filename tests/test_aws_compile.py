@@ -2,6 +2,7 @@
 groups within AWS's limits, request bodies against botocore's model, and every rules file loaded by Suricata 7."""
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 
@@ -23,7 +24,7 @@ def test_suricata_form_is_exact():
     plan = compile_aws(catalog, profile, [req("mcr.microsoft.com", "fqdn", "https"), req("*.data.mcr.microsoft.com", "wildcard", "https", (443, 6443)),
                                           req("archive.ubuntu.com", "fqdn", "http", (80,)), req("203.0.113.0/24", "cidr", "udp", (123,))])
     (group,) = plan.rule_groups
-    assert (group.name, group.form, group.home_net, group.used, group.capacity) == ("egress-dev-nodes-rules", "suricata", ("10.0.0.0/16",), 4, 5)
+    assert (group.name, group.form, group.home_net, group.used, group.capacity) == ("egress-dev-nodes-rules", "suricata", ("10.0.0.0/16",), 4, 10)
     texts = {rule.key: rule.text.split(" sid:")[0] for rule in group.rules}
     assert texts == {
         "kkp-core-https|mcr.microsoft.com|443": 'pass tls $HOME_NET any -> any 443 (tls.sni; content:"mcr.microsoft.com"; startswith; nocase; '
@@ -51,7 +52,7 @@ def test_domain_list_form_separates_tls_and_http_and_lists_the_broadening():
     assert groups["egress-dev-nodes-addresses"].priority == 100  # before the domain lists' catch-all drops
     assert groups["egress-dev-nodes-tls-sni"].targets == (".data.mcr.microsoft.com", "mcr.microsoft.com")  # TLS-only hosts never in HTTP
     assert groups["egress-dev-nodes-http-host"].targets == ("archive.ubuntu.com",)
-    assert (groups["egress-dev-nodes-tls-sni"].used, groups["egress-dev-nodes-tls-sni"].capacity) == (3, 4)  # targets + 1, 20% headroom
+    assert (groups["egress-dev-nodes-tls-sni"].used, groups["egress-dev-nodes-tls-sni"].capacity) == (3, 10)  # targets + 1, 20% headroom, up to the next capacity step
     assert [(b.target, b.allows) for b in plan.broadening] == [
         ("archive.ubuntu.com", "every port, not only 80"),
         (".data.mcr.microsoft.com", "the apex data.mcr.microsoft.com; every port, not only 443"),
@@ -116,19 +117,75 @@ def test_request_bodies_match_botocores_model(form):
         assert not report.has_errors(), report.generate_report()
 
 
-def test_many_address_rules_spread_over_groups_within_limits():
-    catalog, profile, _ = dev("suricata")
-    cidrs = [str(net) for net in list(ipaddress.ip_network("198.18.0.0/16").subnets(new_prefix=24))[:150]]
-    reqs = [req(cidr, "cidr", "tcp", (22,)) for cidr in cidrs]
+def _cidr_reqs(count: int, start: int = 0) -> list:
+    cidrs = [str(net) for net in list(ipaddress.ip_network("198.18.0.0/15").subnets(new_prefix=24))[start:start + count]]
+    return [req(cidr, "cidr", "tcp", (22,)) for cidr in cidrs]
+
+
+def _placement(plan) -> dict[str, str]:
+    return {rule.key: group.name for group in plan.security_groups for rule in group.rules}
+
+
+def test_many_address_rules_spread_over_the_attached_groups_within_limits():
+    catalog, profile, _ = dev("suricata", aws_security_group_counts=("nodes=4",), aws_security_groups_attached=("nodes=4",))
+    reqs = _cidr_reqs(150)
     plan = compile_aws(catalog, profile, reqs)
     sizes = [len(g.rules) for g in plan.security_groups]
-    assert len(sizes) >= 3 and max(sizes) <= 60 and sum(sizes) == 150
+    assert len(sizes) == 4 and max(sizes) <= 60 and sum(sizes) == 150
     more = compile_aws(catalog, profile, [*reqs, req("198.19.7.0/24", "cidr", "tcp", (22,))])
     changed = [(a.name, len(a.rules), len(b.rules)) for a, b in zip(plan.security_groups, more.security_groups) if a != b]
     assert len(changed) == 1 and changed[0][2] == changed[0][1] + 1  # one new CIDR: one new rule in one group
-    with pytest.raises(AwsCompileError, match=r"role 'nodes' needs 150 security-group rules, which take 4 groups .* more than the 2 a network "
-                                              r"interface may carry. Fix: raise egress-matrix:awsSecurityGroupsPerEni"):
+    with pytest.raises(AwsCompileError, match=r"role 'nodes' has 4 security groups, more than the 2 a network interface may carry \(awsSecurityGroupsPerEni\). "
+                                              r"Fix: raise egress-matrix:awsSecurityGroupsPerEni"):
         compile_aws(catalog, profile.model_copy(update={"aws_security_groups_per_eni": 2}), reqs)
+
+
+def test_crossing_60_rules_fails_closed_instead_of_moving_rules_to_a_group_nothing_carries():
+    # Earlier releases doubled the groups at 61 rules and re-bucketed: 23 rules left the group the nodes carry.
+    catalog, profile, _ = dev("suricata")
+    assert [len(g.rules) for g in compile_aws(catalog, profile, _cidr_reqs(60)).security_groups] == [60]
+    with pytest.raises(AwsCompileError) as error:
+        compile_aws(catalog, profile, _cidr_reqs(61))
+    assert str(error.value) == (
+        "role 'nodes' needs 61 security-group rules, and egress-dev-nodes-0 would hold 61 IPv4 rules, over the 60 a group allows per "
+        "address family. A rule goes only to a group the role's network interfaces carry, so nothing is changed (fail closed). Fix: set "
+        "egress-matrix:awsSecurityGroupCounts to nodes=2 and deploy (creates egress-dev-nodes-1, empty), then attach egress-dev-nodes-1 to "
+        "the nodes network interfaces and set egress-matrix:awsSecurityGroupsAttached to nodes=2: rules then move only into egress-dev-nodes-1")
+    # Step 1: the new group is created empty; every rule stays where it was.
+    created = compile_aws(catalog, profile.model_copy(update={"aws_security_group_counts": ("nodes=2",)}), _cidr_reqs(60))
+    assert [(g.name, len(g.rules), g.attached) for g in created.security_groups] == [("egress-dev-nodes-0", 60, True), ("egress-dev-nodes-1", 0, False)]
+    with pytest.raises(AwsCompileError, match="then move only into egress-dev-nodes-1"):  # still fails closed until it is attached
+        compile_aws(catalog, profile.model_copy(update={"aws_security_group_counts": ("nodes=2",)}), _cidr_reqs(61))
+
+
+def test_attaching_a_group_moves_rules_only_into_it():
+    catalog, profile, _ = dev("suricata", aws_security_group_counts=("nodes=8",), aws_security_groups_per_eni=16)
+    reqs = _cidr_reqs(300)
+    before = None
+    for attached in range(1, 9):
+        settings = {"aws_security_groups_attached": (f"nodes={attached}",)}
+        plan = compile_aws(catalog, profile.model_copy(update=settings), reqs[:28 * attached])
+        placement = _placement(plan)
+        if before is not None:
+            moved = {key: (before[key], placement[key]) for key in before if placement[key] != before[key]}
+            assert moved and {new for _, new in moved.values()} == {f"egress-dev-nodes-{attached - 1}"}, moved
+        before = placement
+        assert all(not g.rules for g in plan.security_groups if not g.attached)
+
+
+def test_a_power_of_two_of_groups_places_rules_as_earlier_releases_did():
+    # Earlier releases placed by sha256(key) % buckets with buckets a power of two: upgrading moves nothing.
+    catalog, profile, _ = dev("suricata", aws_security_group_counts=("nodes=4",), aws_security_groups_attached=("nodes=4",))
+    plan = compile_aws(catalog, profile, _cidr_reqs(150))
+    for key, name in _placement(plan).items():
+        assert name == f"egress-dev-nodes-{int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 4}"
+
+
+def test_attached_groups_must_exist_first():
+    catalog, profile, _ = dev("suricata", aws_security_groups_attached=("nodes=2",))
+    with pytest.raises(AwsCompileError, match=r"the nodes role's interfaces carry 2 groups, but the stack creates 1 \(awsSecurityGroupCounts\), "
+                                              r"so egress-dev-nodes-1 would get rules before it exists or is attached"):
+        compile_aws(catalog, profile, _cidr_reqs(10))
 
 
 def test_sg_rule_descriptions_carry_the_entry_ids_in_awss_alphabet():
@@ -170,3 +227,11 @@ def test_stack_addresses_stand_in_for_a_name_aws_cannot_match():
     assert [c.used for c in plan.choices] == sorted(ntp.values())
     assert {(r.cidr, r.protocol, r.from_port) for g in plan.security_groups for r in g.rules if r.protocol == "udp"} == {
         (cidr, "udp", 123) for cidr in ntp.values()}
+
+
+def test_capacity_stays_put_while_rules_come_and_go_within_a_step():
+    # Capacity is immutable (a change replaces the group, which a protected group refuses): adding an endpoint must not change it.
+    catalog, profile, _ = dev("suricata")
+    capacities = [compile_aws(catalog, profile, [req(f"host-{i}.example.com", "fqdn", "https") for i in range(count)]).rule_groups[0].capacity
+                  for count in (42, 43, 80, 83, 84)]
+    assert capacities == [100, 100, 100, 100, 200]  # 84 rules plus 20% headroom is 101: the next step

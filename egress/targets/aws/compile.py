@@ -105,8 +105,15 @@ def _sids(keys: Iterable[str]) -> dict[str, int]:
     return out
 
 
+# Capacity is fixed at creation: a change replaces the group. Rounding up to a 1-2-5 step keeps it unchanged while the
+# rules come and go within the headroom, so adding an endpoint updates the group in place; crossing a step is a
+# replacement, which a protected group refuses and egress diff names.
+CAPACITY_STEPS = (10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, MAX_GROUP_CAPACITY)
+
+
 def _capacity(used: int, headroom: int) -> int:
-    return max(used, math.ceil(used * (100 + headroom) / 100))
+    needed = max(used, math.ceil(used * (100 + headroom) / 100))
+    return next((step for step in CAPACITY_STEPS if step >= needed), needed)
 
 
 def _sg_description(entry_ids: Iterable[str]) -> str:
@@ -263,34 +270,55 @@ def _broadening(domains: dict[tuple[str, str], dict[str, set[str]]], required: d
     return tuple(out)
 
 
-def _bucket(key: str, buckets: int) -> int:
-    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % buckets
+def _slot(key: str, groups: int) -> int:
+    """The group of a rule among ``groups``, by linear hashing of its key: going from n to n+1 groups moves rules only into
+    the new group (never between existing ones), and for a power of two it is ``hash % groups``, the placement of
+    earlier releases, so upgrading moves nothing."""
+    digest = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)
+    level = 1 << (groups.bit_length() - 1)  # the largest power of two <= groups
+    slot = digest % (2 * level)
+    return slot if slot < groups else digest % level
 
 
 def _security_groups(profile: Profile, sg_rules: dict[str, dict[str, tuple[str, str, PortRange, set[str]]]]) -> tuple[SecurityGroupPlan, ...]:
-    """Rules spread over the fewest power-of-two number of groups whose buckets stay within 60 rules per family, each
-    rule placed by a hash of its key: adding one CIDR adds one rule to one group, and the others stay as they are."""
+    """Each role's rules, placed by a hash of their keys in the groups its network interfaces carry (awsSecurityGroupsAttached):
+    adding one CIDR adds one rule to one group, and a rule never lands in a group the workloads do not carry. When those
+    groups cannot hold the rules the stack fails closed (nothing changes) and says how to attach another group first."""
     out = []
     for role, rules in sorted(sg_rules.items()):
-        families: dict[str, list[str]] = {}
-        for key, (cidr, _, _, _) in rules.items():
-            families.setdefault("6" if ":" in cidr else "4", []).append(key)
-        buckets = 1
-        while any(sum(1 for k in keys if _bucket(k, buckets) == b) > MAX_SG_RULES_PER_FAMILY for keys in families.values() for b in range(buckets)):
-            buckets *= 2
-        if buckets > profile.aws_security_groups_per_eni:
-            raise AwsCompileError(f"role '{role}' needs {len(rules)} security-group rules, which take {buckets} groups of at most "
-                                  f"{MAX_SG_RULES_PER_FAMILY} rules per address family, more than the {profile.aws_security_groups_per_eni} a "
-                                  "network interface may carry. Fix: raise egress-matrix:awsSecurityGroupsPerEni (AWS allows up to 16 with a "
-                                  "quota increase), or give wider CIDRs in the matrix/stack")
-        for index in range(buckets):
-            members = sorted(key for key in rules if _bucket(key, buckets) == index)
+        created, attached = profile.aws_security_group_count(role), profile.aws_security_groups_attached_count(role)
+        names = [f"egress-{profile.cluster}-{role}-{index}" for index in range(max(created, attached))]
+        if attached > created:
+            raise AwsCompileError(f"awsSecurityGroupsAttached says the {role} role's interfaces carry {attached} groups, but the stack creates "
+                                  f"{created} (awsSecurityGroupCounts), so {', '.join(names[created:])} would get rules before it exists or is "
+                                  f"attached. Fix: first set egress-matrix:awsSecurityGroupCounts to {role}={attached} and deploy (the group is "
+                                  "created empty), attach it to the role's network interfaces, then raise awsSecurityGroupsAttached")
+        if created > profile.aws_security_groups_per_eni:
+            raise AwsCompileError(f"role '{role}' has {created} security groups, more than the {profile.aws_security_groups_per_eni} a network "
+                                  "interface may carry (awsSecurityGroupsPerEni). Fix: raise egress-matrix:awsSecurityGroupsPerEni (AWS allows up "
+                                  "to 16 with a quota increase), or give wider CIDRs in the matrix/stack")
+        members: dict[int, list[str]] = {index: [] for index in range(created)}
+        for key in rules:
+            members[_slot(key, attached)].append(key)
+        for index in range(attached):
+            for family, label in (("4", "IPv4"), ("6", "IPv6")):
+                count = sum(1 for key in members[index] if (":" in rules[key][0]) == (family == "6"))
+                if count > MAX_SG_RULES_PER_FAMILY:
+                    spare = f"egress-{profile.cluster}-{role}-{attached}"
+                    create = "" if created > attached else (f"set egress-matrix:awsSecurityGroupCounts to {role}={attached + 1} and deploy "
+                                                             f"(creates {spare}, empty), then ")
+                    raise AwsCompileError(
+                        f"role '{role}' needs {len(rules)} security-group rules, and {names[index]} would hold {count} {label} rules, over the "
+                        f"{MAX_SG_RULES_PER_FAMILY} a group allows per address family. A rule goes only to a group the role's network "
+                        f"interfaces carry, so nothing is changed (fail closed). Fix: {create}attach {spare} to the {role} network interfaces "
+                        f"and set egress-matrix:awsSecurityGroupsAttached to {role}={attached + 1}: rules then move only into {spare}")
+        for index in range(created):
             built = []
-            for key in members:
+            for key in sorted(members[index]):
                 cidr, transport, rng, ids = rules[key]
                 built.append(SecurityGroupRule(key=key, cidr=cidr, protocol=transport, from_port=rng.start, to_port=rng.end,
                                                description=_sg_description(ids)))
-            out.append(SecurityGroupPlan(name=f"egress-{profile.cluster}-{role}-{index}", role=role, rules=tuple(built)))
+            out.append(SecurityGroupPlan(name=names[index], role=role, index=index, rules=tuple(built), attached=index < attached))
     return tuple(out)
 
 

@@ -62,9 +62,11 @@ class SecurityGroupRule(Strict):
 
 
 class SecurityGroupPlan(Strict):
-    name: str
+    name: str  # egress-<cluster>-<role>-<index>: the group's Name tag
     role: str
+    index: int  # its place among the role's groups: the stable key of its logical name
     rules: tuple[SecurityGroupRule, ...]
+    attached: bool = True  # the role's interfaces carry it (awsSecurityGroupsAttached); a group not attached stays empty
 
 
 class Broadening(Strict):
