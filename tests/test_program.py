@@ -50,9 +50,14 @@ AWS_GROUPS = {"dev": ["egress-dev-nodes-http-host", "egress-dev-nodes-tls-sni", 
 
 
 def _resolved(loop, output):
+    """The output's value, once the loop has resolved it (a busy machine needs more than one tick; bounded)."""
     values = []
     output.apply(values.append)
-    loop.run_until_complete(asyncio.sleep(0.05))
+    for _ in range(400):
+        if values:
+            break
+        loop.run_until_complete(asyncio.sleep(0.025))
+    assert values, "the output did not resolve within 10 s"
     return values[0]
 
 
