@@ -26,9 +26,10 @@ DESTINATION_KINDS: tuple[DestinationKind, ...] = ("fqdn", "wildcard", "url", "ip
 # Lower is narrower. Used to pick among alternatives ("the narrowest one the target supports").
 NARROWNESS: dict[str, int] = {"ip": 0, "cidr": 1, "fqdn": 2, "url": 2, "wildcard": 3, "service-tag": 4, "any": 5}
 
-_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
-_GLOB_LABEL = re.compile(r"^[a-z0-9-]*\*[a-z0-9-]*$")
-_SERVICE_TAG = re.compile(r"^[A-Z][A-Za-z0-9]*(\.[A-Za-z0-9]+)?$")
+# Matched with fullmatch: Python's '$' also matches before a final newline, which would let 'example.com\n' through.
+_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
+_GLOB_LABEL = re.compile(r"[a-z0-9-]*\*[a-z0-9-]*")
+_SERVICE_TAG = re.compile(r"[A-Z][A-Za-z0-9]*(\.[A-Za-z0-9]+)?")
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
 
 IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
@@ -47,8 +48,20 @@ class AddressError(ValueError):
 # ---------------------------------------------------------------------------------------------- host names
 def parse_fqdn(text: str) -> str:
     """Return ``text`` if it is a valid, canonical (lower-case, no trailing dot) FQDN."""
+    return parse_domain(text, min_labels=2)
+
+
+def parse_domain(text: str, min_labels: int = 1) -> str:
+    """Return ``text`` if it is a valid, canonical (lower-case, no trailing dot) DNS name of ``min_labels`` or more labels."""
     if not isinstance(text, str) or not text:
         raise AddressError("a host name must be a non-empty string", "write a name such as 'mcr.microsoft.com'")
+    check_ascii(text)
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise AddressError(f"{text!r} holds white space or a control character", "remove it (a YAML block scalar keeps a final newline)")
+    odd = sorted({c for c in text if c in ",;/:@="})  # list and URL separators: someone put several values in one
+    if odd:
+        raise AddressError(f"'{text}' holds {' and '.join(repr(c) for c in odd)}, which no host name has (a ',' would split a list it is joined "
+                           "into, such as a noProxy)", "give one host name, e.g. 'kkp.example.com'")
     if text != text.lower():
         raise AddressError("host names are written in lower case", f"write '{text.lower()}'")
     if text.endswith("."):
@@ -58,16 +71,77 @@ def parse_fqdn(text: str) -> str:
     if len(text) > 253:
         raise AddressError("a host name is at most 253 characters", "shorten it")
     labels = text.split(".")
-    if len(labels) < 2:
+    if len(labels) < min_labels:
         raise AddressError("a host name needs at least two labels", "write the fully qualified name, e.g. 'vcenter.example.com'")
     for label in labels:
-        if not _LABEL.match(label):
+        if not _LABEL.fullmatch(label):
             raise AddressError(
                 f"label '{label}' is not a DNS label (a-z, 0-9 and inner '-', 1-63 characters)",
                 "correct the spelling of the host name",
             )
     if labels[-1].isdigit():
         raise AddressError("the last label is all digits, which makes this look like a broken IP address", "write a valid IP address or host name")
+    return text
+
+
+def check_ascii(text: str) -> None:
+    """Refuse a name with non-ASCII characters: 'prоxy.example.com' with a Cyrillic 'о' looks like the real host and is
+    another. An internationalised name is written in its punycode form."""
+    if text.isascii():
+        return
+    odd = ", ".join(f"'{c}' (U+{ord(c):04X})" for c in dict.fromkeys(c for c in text if not c.isascii()))
+    try:
+        punycode = ".".join(label.encode("idna").decode("ascii") for label in text.split("."))
+        hint = f"; if the internationalised name is really meant, write its punycode form '{punycode}'"
+    except UnicodeError:
+        hint = "; an internationalised name is written in its punycode form ('xn--...')"
+    raise AddressError(f"'{text}' has non-ASCII characters ({odd}): a look-alike of an ASCII name reaches another host",
+                       f"type the name in ASCII{hint}")
+
+
+def parse_hostname(text: str) -> str:
+    """A host as a URL or a client resolves it: an IP, or a DNS name of one or more labels (a proxy may be 'proxy')."""
+    if not isinstance(text, str) or not text:
+        raise AddressError("a host must be a non-empty string", "write a host name or an IP address")
+    check_ascii(text)
+    try:
+        parse_ip(text.strip("[]") if text.startswith("[") else text)
+        return text
+    except AddressError:
+        pass
+    if not all(_LABEL.fullmatch(label) for label in text.lower().split(".")):
+        raise AddressError(f"'{text}' is not a host name or IP address (DNS labels: a-z, 0-9 and inner '-')", "correct the host")
+    return text
+
+
+def parse_no_proxy_entry(text: str) -> str:
+    """One noProxy entry in a form some consumer reads: '*', an IP, a CIDR, or a domain ('.example.com', '*.example.com',
+    'example.com.', 'localhost'), optionally with ':port'; each distribution then applies its own rules (OpenShift's
+    operator refuses '*.x', AKS refuses '*'). A ',' or white space would split into entries nobody wrote."""
+    if not isinstance(text, str) or not text:
+        raise AddressError("a noProxy entry must be a non-empty string", "write a domain, an IP or a CIDR")
+    check_ascii(text)
+    if "," in text or any(c.isspace() or not c.isprintable() for c in text):
+        raise AddressError(f"{text!r} holds a ',', white space or a control character: the list is joined with ',', so it would become several entries",
+                           "give each entry as its own list item")
+    if text == "*":
+        return text
+    _no_zone(text)
+    try:
+        ipaddress.ip_network(text[1:-1] if text.startswith("[") and text.endswith("]") else text, strict=False)  # an IP or CIDR
+        return text
+    except ValueError:
+        pass
+    host, sep, port = text.rpartition(":")
+    if sep and port.isdigit() and ":" not in host:
+        _port_number(port, text)
+        text_host = host
+    else:
+        text_host = text
+    domain = text_host.removeprefix("*.").removeprefix(".").removesuffix(".").lower()
+    if not domain or not all(_LABEL.fullmatch(label) for label in domain.split(".")):
+        raise AddressError(f"'{text}' is not a domain, IP or CIDR (DNS labels: a-z, 0-9 and inner '-')",
+                           "write e.g. '.corp.example.com', 'registry.example.com' or '10.0.0.0/8'")
     return text
 
 
@@ -78,7 +152,7 @@ def parse_wildcard(text: str) -> str:
     first, _, suffix = text.partition(".")
     if "*" in suffix:
         raise AddressError("'*' is only allowed in the left-most label", "move the '*' to the left-most label, e.g. '*.example.com'")
-    if first.count("*") != 1 or not _GLOB_LABEL.match(first):
+    if first.count("*") != 1 or not _GLOB_LABEL.fullmatch(first):
         raise AddressError(
             f"left-most label '{first}' must hold exactly one '*' and otherwise only a-z, 0-9 and '-'",
             "write e.g. '*.example.com' or 'md-*.blob.example.net'",
@@ -90,13 +164,13 @@ def parse_wildcard(text: str) -> str:
 def wildcard_regex(pattern: str) -> re.Pattern[str]:
     first, _, suffix = pattern.partition(".")
     before, _, after = first.partition("*")
-    return re.compile(rf"^{re.escape(before)}[a-z0-9.-]+{re.escape(after)}\.{re.escape(suffix)}$")
+    return re.compile(rf"{re.escape(before)}[a-z0-9.-]+{re.escape(after)}\.{re.escape(suffix)}")
 
 
 def host_matches(pattern: str, host: str) -> bool:
     """Does destination ``pattern`` (an exact FQDN or a wildcard) cover ``host``?"""
     if "*" in pattern:
-        return bool(wildcard_regex(pattern).match(host))
+        return bool(wildcard_regex(pattern).fullmatch(host))
     return pattern == host
 
 
@@ -117,7 +191,15 @@ def wildcard_covers(outer: str, inner: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- IPs, CIDRs, tags
+def _no_zone(text: object) -> None:
+    # Python reads 'fe80::1%<anything>' as a scoped address; the zone is meaningless off the host and could smuggle a
+    # ',' into a list this value is joined into (a noProxy).
+    if isinstance(text, str) and "%" in text:
+        raise AddressError(f"'{text}' has an IPv6 zone ('%...')", "write the address without it")
+
+
 def parse_ip(text: str) -> IPAddress:
+    _no_zone(text)
     try:
         return ipaddress.ip_address(text)
     except ValueError:
@@ -125,6 +207,7 @@ def parse_ip(text: str) -> IPAddress:
 
 
 def parse_cidr(text: str) -> IPNetwork:
+    _no_zone(text)
     if "/" not in str(text):
         raise AddressError(f"'{text}' has no prefix length", f"write '{text}/32' for one IPv4 address, or the network in CIDR form")
     try:
@@ -138,7 +221,7 @@ def parse_cidr(text: str) -> IPNetwork:
 
 
 def parse_service_tag(text: str) -> str:
-    if not _SERVICE_TAG.match(text or ""):
+    if not _SERVICE_TAG.fullmatch(text or ""):
         raise AddressError(f"'{text}' is not a service tag", "write e.g. 'AzureCloud.westeurope' or 'AzureMonitor'")
     return text
 

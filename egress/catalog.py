@@ -417,6 +417,8 @@ def export_entry(entry: Entry, catalog: Catalog) -> dict[str, Any]:
         ]
     if entry.differs_because:
         data["differs_because"] = entry.differs_because
+    if entry.broad:
+        data["broad"] = entry.broad
     if entry.retires:
         retire_source = catalog.sources[entry.retires.citation.source]
         data["retires"] = {"date": entry.retires.date.isoformat(),

@@ -135,6 +135,9 @@ class Entry(Strict):
     documented_as: tuple[DocumentedAs, ...] = ()  # the document's own text, where the matrix deliberately differs
     differs_because: Optional[str] = None  # why it differs (required with documented_as)
     retires: Optional[Retirement] = None
+    # Why the row is broader than a stack's limits (maxPublicShare / maxPortSpan), e.g. a vendor's '*:1194': it is
+    # accepted as it is only with a reason (egress/targets/guard.py).
+    broad: Optional[str] = Field(default=None, min_length=10)
 
     @field_validator("documented_as", mode="before")
     @classmethod

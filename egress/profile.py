@@ -12,7 +12,7 @@ from typing import Any, Iterable, Literal, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator
 
-from .addresses import AddressError, parse_cidr, parse_fqdn, parse_ip
+from .addresses import AddressError, check_ascii, parse_cidr, parse_domain, parse_fqdn, parse_hostname, parse_ip, parse_no_proxy_entry
 from .errors import ProfileError
 from .pem import check_certificates_only
 from .redact import refuse_credentials
@@ -36,11 +36,13 @@ ROLE_SOURCE_KEYS = {
 # Every name a target derives from it stays valid: Azure (80, letters, digits, _.-), AWS rule groups (128, letters,
 # digits, -), security group names and Kubernetes DNS labels (63, lower case).
 CLUSTER_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$"
-_DCE = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?\.[a-z0-9]+-[0-9]+$")
-_KEY_VAULT_NAME = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
-_POLICY_ID = r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/firewallPolicies/[^/]+$"
+_DCE = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?\.[a-z0-9]+-[0-9]+")
+_KEY_VAULT_NAME = re.compile(r"[a-z][a-z0-9-]{1,22}[a-z0-9]")
+# re patterns are used with fullmatch (Python's '$' also matches before a final newline); pydantic's pattern= is a Rust
+# regex, where '$' is the end of the text. '[^/\s]' keeps white space out of resource ids.
+_POLICY_ID = r"^/subscriptions/[^/\s]+/resourceGroups/[^/\s]+/providers/Microsoft\.Network/firewallPolicies/[^/\s]+$"
 _AWS_POLICY_ARN = r"^arn:aws(-cn|-us-gov)?:network-firewall:[a-z]{2}(-[a-z]+)+-\d:\d{12}:firewall-policy/[A-Za-z0-9-]{1,128}$"
-_IP_GROUP_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/ipGroups/[^/]+$")
+_IP_GROUP_ID = re.compile(r"/subscriptions/[^/\s]+/resourceGroups/[^/\s]+/providers/Microsoft\.Network/ipGroups/[^/\s]+")
 
 
 def _cidr_list(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -179,7 +181,8 @@ class Profile(BaseModel):
         description="Kubernetes: restrict who reaches the API server: kkp (the user Cluster's spec.apiServerAllowedIPRanges) or generic "
                     "(a LoadBalancer Service with spec.loadBalancerSourceRanges).")
     api_server_allowed_cidrs: tuple[str, ...] = Field((), alias="apiServerAllowedCidrs", description="Client CIDRs allowed to reach the API server (IPv4 or IPv6).")
-    api_server_allow_all: bool = Field(False, alias="apiServerAllowAll", description="Permit 0.0.0.0/0 or ::/0 in apiServerAllowedCidrs (refused otherwise).")
+    api_server_allow_all: bool = Field(False, alias="apiServerAllowAll", description="Permit an API-server allowlist covering more than maxPublicShare of public "
+                                                                                                     "space, e.g. 0.0.0.0/0, ::/0 or their halves (refused otherwise).")
     api_server_allowlist_missing: Literal["warn", "error"] = Field(
         "warn", alias="apiServerAllowlistMissing",
         description="What happens when the nodes' egress CIDRs or the seed's node / pod CIDRs are not allowed to reach the API server.")
@@ -218,12 +221,12 @@ class Profile(BaseModel):
                                                                        description="IDPS mode of the policy the component creates; Premium only (default Deny on Premium).")
     azure_base_policy_id: Optional[str] = Field(None, alias="azureBasePolicyId", pattern=_POLICY_ID,
                                                 description="Parent (base) Firewall Policy of the policy the component creates: its rules run first.")
-    azure_firewall_id: Optional[str] = Field(None, alias="azureFirewallId", pattern=r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/azureFirewalls/[^/]+$",
+    azure_firewall_id: Optional[str] = Field(None, alias="azureFirewallId", pattern=r"^/subscriptions/[^/\s]+/resourceGroups/[^/\s]+/providers/Microsoft\.Network/azureFirewalls/[^/\s]+$",
                                              description="The Azure Firewall that enforces the policy (resource id): its diagnostic settings send the AZFW* logs to azureLogAnalyticsWorkspaceId.")
     azure_firewall_private_ip: Optional[str] = Field(None, alias="azureFirewallPrivateIp",
                                                      description="The firewall's private IP: with azureDnsProxy the spoke VNets' DNS servers must be this address (exported as azureVnetDnsServers).")
     azure_log_analytics_workspace_id: Optional[str] = Field(None, alias="azureLogAnalyticsWorkspaceId",
-                                                            pattern=r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.OperationalInsights/workspaces/[^/]+$",
+                                                            pattern=r"^/subscriptions/[^/\s]+/resourceGroups/[^/\s]+/providers/Microsoft\.OperationalInsights/workspaces/[^/\s]+$",
                                                             description="Log Analytics workspace (resource id) for the firewall's resource-specific AZFW* tables.")
     azure_subscription_id: Optional[str] = Field(None, alias="azureSubscriptionId", pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
                                                  description="Subscription of the resource group (offline render writes IP Group resource ids with it).")
@@ -233,6 +236,15 @@ class Profile(BaseModel):
     seed_sources: tuple[str, ...] = Field((), alias="seedSources", description="Source CIDRs of the role 'seed'.")
     bastion_sources: tuple[str, ...] = Field((), alias="bastionSources", description="Source CIDRs of the role 'bastion'.")
     workstation_sources: tuple[str, ...] = Field((), alias="workstationSources", description="Source CIDRs of the role 'workstation'.")
+    max_public_share: int = Field(1, alias="maxPublicShare", ge=0, le=100,
+                                  description="Breadth limit: the percent of public IPv4 or IPv6 space (special-purpose ranges excluded) that the "
+                                              "destinations on one port, a role's sources, a noProxy or the API-server allowlist may cover, "
+                                              "counted after collapsing them (0.0.0.0/1 + 128.0.0.0/1 is 100%).")
+    max_port_span: int = Field(1024, alias="maxPortSpan", ge=1, le=65535,
+                               description="Breadth limit: how many ports one destination may be allowed on.")
+    allow_broad_egress: Optional[str] = Field(None, alias="allowBroadEgress", min_length=10,
+                                              description="Accept egress beyond maxPublicShare / maxPortSpan for this stack (destinations, "
+                                                          "role sources, noProxy): the reason, e.g. 'lab cluster without a firewall, ticket OPS-42'.")
 
     @field_validator("service_cidrs", "pod_cidrs", "machine_cidrs", "region_cidrs", "node_egress_cidrs", "kkp_seed_pod_cidrs",
                      "api_server_allowed_cidrs", "kkp_seed_default_api_server_ranges", "kkp_seed_nodeport_proxy_source_ranges", "ibm_control_plane_cidrs", "node_sources",
@@ -259,7 +271,7 @@ class Profile(BaseModel):
     @classmethod
     def _key_vault_names(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         for value in values:
-            if not _KEY_VAULT_NAME.match(value) or "--" in value:
+            if not _KEY_VAULT_NAME.fullmatch(value) or "--" in value:
                 raise AddressError(f"'{value}' is not a Key Vault name",
                                    "write the vault's name in lower case: 3-24 letters, digits and single '-', starting with a letter")
         return values
@@ -268,23 +280,53 @@ class Profile(BaseModel):
     @classmethod
     def _dces(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         for value in values:
-            if not _DCE.match(value):
+            if not _DCE.fullmatch(value):
                 raise AddressError(f"'{value}' is not a data collection endpoint prefix",
                                    "write the part of the DCE's logs ingestion URL before '.ingest.', in lower case, "
                                    "e.g. 'mydce-a1b2.westeurope-1' for https://mydce-a1b2.westeurope-1.ingest.monitor.azure.com")
         return values
 
-    @field_validator("apps_domain")
+    @field_validator("apps_domain", "kkp_domain")
     @classmethod
-    def _apps_domain(cls, value: Optional[str]) -> Optional[str]:
+    def _domain(cls, value: Optional[str]) -> Optional[str]:
         return None if value is None else parse_fqdn(value)
+
+    @field_validator("base_domain")
+    @classmethod
+    def _base_domain(cls, value: Optional[str]) -> Optional[str]:
+        return None if value is None else parse_domain(value)  # OpenShift takes a single label too (its own tests use 'com')
+
+    @field_validator("no_proxy")
+    @classmethod
+    def _no_proxy_entries(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            parse_no_proxy_entry(value)
+        return values
+
+    @field_validator("http_proxy", "https_proxy", "azure_arm_endpoint", "proxy_readiness_endpoints")
+    @classmethod
+    def _ascii_url_hosts(cls, value: Any) -> Any:
+        for url in (value if isinstance(value, tuple) else (value,)):
+            if url is not None:
+                check_ascii(_url_host(url))  # a look-alike host; the rest of the URL is checked where it is used
+        return value
+
+    @field_validator("azure_arm_endpoint")
+    @classmethod
+    def _arm_endpoint(cls, value: Optional[str]) -> Optional[str]:
+        # OpenShift puts the endpoint in status.noProxy, a ','-joined list
+        if value is not None and "," in value:
+            raise AddressError("the URL holds a ',', which would start another noProxy entry", "give the one ARM endpoint URL")
+        if value is not None:
+            parse_hostname(_url_host(value))
+        return value
 
     @field_validator("azure_ip_group_ids")
     @classmethod
     def _ip_group_ids(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         for value in values:
             role, sep, resource_id = value.partition("=")
-            if not sep or role not in ROLE_SOURCE_KEYS or not _IP_GROUP_ID.match(resource_id):
+            if not sep or role not in ROLE_SOURCE_KEYS or not _IP_GROUP_ID.fullmatch(resource_id):
                 raise AddressError(f"'{value}' is not role=<IP Group resource id>",
                                    "write e.g. 'nodes=/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/ipGroups/<name>'")
         return values
@@ -402,7 +444,6 @@ class Profile(BaseModel):
                                "set egress-matrix:clusterName")
         return self._stack
 
-
     @property
     def effective_apps_domain(self) -> Optional[str]:
         if self.apps_domain:
@@ -430,6 +471,16 @@ class Profile(BaseModel):
 
 def _role_count(values: tuple[str, ...], role: str) -> int:
     return next((int(v.partition("=")[2]) for v in values if v.partition("=")[0] == role), 1)
+
+
+def _url_host(url: str) -> str:
+    """The host[:port] part of a URL (scheme://[userinfo@]host[:port][/path]), or the whole text when it has no '//'."""
+    authority = url.split("//", 1)[1] if "//" in url else url
+    for stop in "/?#":
+        authority = authority.split(stop, 1)[0]
+    host = authority.rpartition("@")[2]
+    name, sep, port = host.rpartition(":")
+    return name if sep and port.isdigit() and not name.endswith(":") else host
 
 
 def _parse_host(value: str) -> str:

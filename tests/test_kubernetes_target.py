@@ -409,7 +409,7 @@ def test_kkp_seed_source_ranges(case):
             "Fix: list IPv4 CIDRs there")
     elif network.prefixlen == 0:  # valid for KKP, but it opens the API server: refused unless the stack says so
         assert case["valid"]
-        assert "opens the API server to the whole internet" in str(failure(compile_api_allowlist, profile))
+        assert "the API server is open to the internet" in str(failure(compile_api_allowlist, profile))
         assert value in compile_api_allowlist(profile.model_copy(update={"api_server_allow_all": True})).effective
     else:
         assert case["valid"]
@@ -432,9 +432,14 @@ def test_stack_allowlists(name, cidrs, effective):
 
 
 @pytest.mark.parametrize("cidrs, allow_all, refused", [
-    (("0.0.0.0/0",), False, "0.0.0.0/0"),
-    (("203.0.113.0/24", "::/0"), False, "::/0"),
+    (("0.0.0.0/0",), False, "100% of public IPv4"),
+    (("203.0.113.0/24", "::/0"), False, "100% of public IPv4 (some as NAT64 addresses in 64:ff9b::/96) and 100% of public IPv6"),
+    (("0.0.0.0/1", "128.0.0.0/1"), False, "100% of public IPv4"),  # judged by coverage, not by spelling (issue 17)
+    (("2000::/4", "3000::/4"), False, "100% of public IPv6"),
+    (("0.0.0.0/2", "64.0.0.0/2"), False, "57% of public IPv4"),  # 2^31 less 0/8, 10/8, 100.64/10, 127/8, of 3,702,258,432
     (("0.0.0.0/0",), True, None),
+    (("0.0.0.0/1", "128.0.0.0/1"), True, None),
+    (("11.0.0.0/8", "203.0.113.0/24"), False, None),  # 0.45% of public IPv4: within the default maxPublicShare (1%)
 ])
 def test_open_ranges_need_allow_all(cidrs, allow_all, refused):
     _, kkp, _ = _stack("kkp")
@@ -443,8 +448,8 @@ def test_open_ranges_need_allow_all(cidrs, allow_all, refused):
         assert compile_api_allowlist(profile).cidrs == cidrs
         return
     assert str(failure(compile_api_allowlist, profile)) == (
-        f"egress-matrix:apiServerAllowedCidrs = {list(cidrs)}: {refused} opens the API server to the whole internet. Fix: list the client "
-        "CIDRs, or set egress-matrix:apiServerAllowAll: true if that is intended")
+        f"egress-matrix:apiServerAllowedCidrs = {list(cidrs)} covers {refused} (more than maxPublicShare 1%): the API server is open to "
+        "the internet. Fix: list the client CIDRs, or set egress-matrix:apiServerAllowAll: true if that is intended")
 
 
 # -- 3. OpenShift parity -----------------------------------------------------------------------------------------------------

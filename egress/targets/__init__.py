@@ -7,7 +7,8 @@
     enforced(catalog, profile, requirements) -> requirements     the ones the target enforces for the stack
     check_deploy(profile)                                        what deploying (not just compiling) needs
 
-The CLI, the Pulumi program and the policy pack reach targets only through ``TARGETS``.
+The CLI, the Pulumi program and the policy pack reach targets only through ``TARGETS``. Every ``compile`` there runs
+the breadth check first (``guard.check_breadth`` on the requirements the target enforces), whoever calls it.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..errors import EgressError
 from ..models import Catalog, Requirement
 from ..profile import Profile
 from . import aws, azure, kubernetes
+from .guard import check_breadth
 from .verdict import Verdict
 
 
@@ -34,12 +36,21 @@ class Target:
     deployed: Callable[[Iterable[DeployedResource]], dict[str, str]]
 
 
+def _guarded(compile_target: Callable[..., Any], enforced: Callable[..., list[Requirement]]) -> Callable[..., Any]:
+    """``compile_target`` behind the breadth check: one place, so no caller can compile around it."""
+    def compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> Any:
+        requirements = tuple(requirements)
+        check_breadth(catalog, profile, enforced(catalog, profile, requirements), source)
+        return compile_target(catalog, profile, requirements, source)
+    return compile
+
+
 TARGETS: dict[str, Target] = {
-    azure.NAME: Target(azure.NAME, azure.compile_azure, azure.render, azure.evaluate, azure.enforced, azure.check_deploy_settings, azure.summary,
+    azure.NAME: Target(azure.NAME, _guarded(azure.compile_azure, azure.enforced), azure.render, azure.evaluate, azure.enforced, azure.check_deploy_settings, azure.summary,
                         azure.deployed_artefacts),
-    aws.NAME: Target(aws.NAME, aws.compile_aws, aws.render, aws.evaluate, aws.enforced, aws.check_deploy_settings, aws.summary,
+    aws.NAME: Target(aws.NAME, _guarded(aws.compile_aws, aws.enforced), aws.render, aws.evaluate, aws.enforced, aws.check_deploy_settings, aws.summary,
                     aws.deployed_artefacts),
-    kubernetes.NAME: Target(kubernetes.NAME, kubernetes.compile_kubernetes, kubernetes.render, kubernetes.evaluate, kubernetes.enforced,
+    kubernetes.NAME: Target(kubernetes.NAME, _guarded(kubernetes.compile_kubernetes, kubernetes.enforced), kubernetes.render, kubernetes.evaluate, kubernetes.enforced,
                             kubernetes.check_deploy_settings, kubernetes.summary, kubernetes.deployed_artefacts),
 }
 

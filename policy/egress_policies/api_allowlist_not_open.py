@@ -1,14 +1,16 @@
-"""api-allowlist-not-open: the API server's allowlist never lets the whole internet in (KKP Cluster, the generic
-LoadBalancer Service), counting the ranges KKP adds from the Seed."""
+"""api-allowlist-not-open: the API server's allowlist never lets the internet in (KKP Cluster, the generic LoadBalancer
+Service), counting the ranges KKP adds from the Seed, judged by coverage: the ranges collapsed may not cover more than
+maxPublicShare of public IPv4 or IPv6 (0.0.0.0/1 + 128.0.0.0/1, or ::/1 + 8000::/1, is the internet)."""
 from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, Severity
 
+from egress.breadth import describe_share, networks_of
 from egress.deployed import DeployedResource
-from egress.targets.kubernetes.api_allowlist import kkp_front_loadbalancer
+from egress.targets.kubernetes.api_allowlist import kkp_front_loadbalancer, too_open
 
 from .objects import is_kkp, spec
-from .support import is_open, resource_validator, stack_context
+from .support import resource_validator, stack_context
 
 NAME = "api-allowlist-not-open"
 ALLOWLIST_ANNOTATION = "egress-matrix/requirement"
@@ -34,16 +36,17 @@ def violations(resource: DeployedResource) -> list[str]:
     what, ranges = found
     if not ranges:
         return [f"{what} is empty: every cloud treats an empty list as allow-all"]
-    opened = [r for r in ranges if is_open(r)]
-    if opened and not stack_context().profile.api_server_allow_all:
-        return [f"{what} includes {', '.join(opened)}: the API server is open to the whole internet "
-                "(egress-matrix:apiServerAllowAll is not set)"]
+    profile = stack_context().profile
+    if too_open(ranges, profile) and not profile.api_server_allow_all:
+        return [f"{what} ({', '.join(ranges)}) covers {describe_share(networks_of(ranges))}, more than maxPublicShare "
+                f"{profile.max_public_share}%: the API server is open to the internet (egress-matrix:apiServerAllowAll is not set)"]
     return []
 
 
 POLICY = ResourceValidationPolicy(
     name=NAME,
-    description="The API server allowlist is never empty and never contains 0.0.0.0/0 or ::/0 (unless the stack sets apiServerAllowAll).",
+    description="The API server allowlist is never empty and never covers more than maxPublicShare of public IPv4 or IPv6, judged on the "
+                "collapsed ranges (0.0.0.0/0, ::/0 and their halves are the internet), unless the stack sets apiServerAllowAll.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.CRITICAL,
     validate=resource_validator(violations),

@@ -1,5 +1,6 @@
 """egress-least-privilege: nothing allowed beyond the matrix, and no allow-any destination, bare '*' or all-ports
-0.0.0.0/0 anywhere (advisory by default: AWS domain lists allow more than asked by design, and show here)."""
+0.0.0.0/0 anywhere (advisory by default: AWS domain lists allow more than asked by design, and show here). Breadth
+beyond the stack's limits, judged by coverage rather than by these spellings, is the mandatory egress-not-open."""
 from __future__ import annotations
 
 from typing import Any, Iterator

@@ -4,7 +4,8 @@
   KKP's controller owns the ``front-loadbalancer`` Service and would revert a direct edit). What KKP's reconciler
   then writes to the Service is computed exactly (``kkp_front_loadbalancer``) and exported.
 - generic: a LoadBalancer Service in front of the API server pods with ``spec.loadBalancerSourceRanges``.
-Both refuse an allow-all range unless the stack says so, and warn (or fail, ``apiServerAllowlistMissing: error``)
+Both refuse a list that covers more public space than maxPublicShare (judged collapsed: 0.0.0.0/1 + 128.0.0.0/1 is
+the internet) unless the stack says so (apiServerAllowAll), and warn (or fail, ``apiServerAllowlistMissing: error``)
 when the nodes' egress, the seed's nodes or the seed's pods are not on the list: since Kubernetes 1.25 kube-proxy
 filters in-cluster clients of the load balancer too, so they would lose the API.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Iterable, Literal, Optional
 
+from ...breadth import describe_share, networks_of, public_share
 from ...errors import EgressError
 from ...models import Strict
 from ...profile import Profile
@@ -78,6 +80,11 @@ def _covered(needed: Iterable[str], allowed: Iterable[str]) -> list[str]:
     return [n for n in needed if not any(ipaddress.ip_network(n).version == a.version and ipaddress.ip_network(n).subnet_of(a) for a in nets)]
 
 
+def too_open(ranges: Iterable[str], profile: Profile) -> bool:
+    """Do the ranges, collapsed, cover more public space than the stack allows (0.0.0.0/1 + 128.0.0.0/1 is /0)?"""
+    return public_share(networks_of(ranges)) > profile.max_public_share
+
+
 def compile_api_allowlist(profile: Profile) -> Optional[ApiAllowlistPlan]:
     mode = profile.api_server_allowlist
     if mode is None:
@@ -86,10 +93,10 @@ def compile_api_allowlist(profile: Profile) -> Optional[ApiAllowlistPlan]:
     if not cidrs:
         raise ApiAllowlistCompileError("egress-matrix:apiServerAllowlist is set but egress-matrix:apiServerAllowedCidrs is empty, which every "
                                        "cloud treats as allow-all. Fix: list the client CIDRs (IPv4 or IPv6)")
-    open_ranges = [c for c in cidrs if ipaddress.ip_network(c).prefixlen == 0]
-    if open_ranges and not profile.api_server_allow_all:
-        raise ApiAllowlistCompileError(f"egress-matrix:apiServerAllowedCidrs = {list(cidrs)}: {open_ranges[0]} opens the API server to the "
-                                       "whole internet. Fix: list the client CIDRs, or set egress-matrix:apiServerAllowAll: true if that is intended")
+    if too_open(cidrs, profile) and not profile.api_server_allow_all:
+        raise ApiAllowlistCompileError(f"egress-matrix:apiServerAllowedCidrs = {list(cidrs)} covers {describe_share(networks_of(cidrs))} "
+                                       f"(more than maxPublicShare {profile.max_public_share}%): the API server is open to the internet. Fix: "
+                                       "list the client CIDRs, or set egress-matrix:apiServerAllowAll: true if that is intended")
     if mode == "kkp":
         if profile.kkp_expose_strategy != "LoadBalancer":
             raise ApiAllowlistCompileError(
@@ -107,10 +114,10 @@ def compile_api_allowlist(profile: Profile) -> Optional[ApiAllowlistPlan]:
                                               "aws" if profile.kkp_seed_cloud == "aws" else "")
     else:
         effective = sorted(set(cidrs), key=lambda s: s.encode())
-    opened = [c for c in effective if "/" in c and ipaddress.ip_network(c, strict=False).prefixlen == 0]
-    if opened and not profile.api_server_allow_all:
-        raise ApiAllowlistCompileError(f"the load balancer would carry {opened[0]} (from the Seed's ranges: kkpSeedDefaultApiServerAllowedIpRanges / "
-                                       "kkpSeedNodeportProxySourceRanges), which opens the API server to the whole internet. Fix: narrow the "
+    if too_open(effective, profile) and not profile.api_server_allow_all:
+        raise ApiAllowlistCompileError(f"the load balancer would carry {list(effective)}, with the Seed's ranges (kkpSeedDefaultApiServerAllowedIpRanges / "
+                                       f"kkpSeedNodeportProxySourceRanges), which cover {describe_share(networks_of(effective))} (more than "
+                                       f"maxPublicShare {profile.max_public_share}%): the API server is open to the internet. Fix: narrow the "
                                        "Seed's ranges, or set egress-matrix:apiServerAllowAll: true if that is intended")
     needed = {"nodeEgressCidrs (the nodes' egress)": profile.node_egress_cidrs, "seedSources (the seed's nodes)": profile.seed_sources if mode == "kkp" else (),
               "kkpSeedPodCidrs (the seed's pods, filtered since Kubernetes 1.25)": profile.kkp_seed_pod_cidrs if mode == "kkp" else (),
