@@ -12,6 +12,18 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 
+# The firewall resources the program registers with ``protect`` (the stack's allowFirewallReplacement lifts it): a
+# replacement or deletion of one breaks or opens the network it guards (README, "Protection and migrations").
+PROTECTED_TYPES = (
+    "azure-native:network:FirewallPolicy",
+    "azure-native:network:FirewallPolicyRuleCollectionGroup",
+    "aws:networkfirewall/ruleGroup:RuleGroup",
+    "aws:networkfirewall/firewallPolicy:FirewallPolicy",
+    "aws:ec2/securityGroup:SecurityGroup",
+    "kubernetes:core/v1:Service",  # the egress proxy's fixed ClusterIP, the API server's load balancer
+)
+
+
 @dataclass(frozen=True)
 class DeployedResource:
     """One resource: its type token, logical name, URN, properties (engine names: camelCase), parent URN and the URNs

@@ -9,7 +9,9 @@ non-zero unless the head stack sets ``allowFirewallReplacement``. Pure: two snap
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
+
+from egress.deployed import PROTECTED_TYPES
 
 # The resources protected by default, and what deleting or replacing each does to the traffic it guards.
 FIREWALL_KINDS: dict[str, tuple[str, str, str]] = {
@@ -44,6 +46,7 @@ FIREWALL_KINDS: dict[str, tuple[str, str, str]] = {
         "lose it",
         "the clients of its address lose it"),
 }
+assert set(FIREWALL_KINDS) == set(PROTECTED_TYPES)  # what the diff names is what the program protects
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
 SECURITY_GROUP_RULE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
 ALLOW_SETTING = "egress-matrix:allowFirewallReplacement"

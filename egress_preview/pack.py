@@ -67,6 +67,7 @@ def _struct(target, value: Mapping[str, Any]) -> None:
 
 def _options(target, resource: DeployedResource) -> None:
     target.additionalSecretOutputs.extend(resource.additional_secret_outputs)
+    target.protect = resource.protect
 
 
 def analyze_requests(resources: Iterable[DeployedResource], inputs: Mapping[str, Mapping[str, Any]]) -> list:

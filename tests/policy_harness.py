@@ -13,6 +13,7 @@ A fixture (``policy/fixtures/<policy>/allowed-*.yaml`` or ``denied-*.yaml``):
       - {resource: NAME, drop: true}                       # the resource is not deployed
       - {resource: NAME, dependencies: [NAME, ...]}        # what it waits for
       - {resource: NAME, additionalSecretOutputs: [...]}
+      - {resource: NAME, protect: false}                   # registered without protect
       - {add: {type: T, name: N, props: {...}, parent: NAME}}
     expect:                             # exactly these violations of this policy (allowed fixtures: [])
       - {level: mandatory, resource: "<type> '<name>'" | "(stack)", message: "..."}
@@ -94,6 +95,8 @@ def edited(recorded: Recorded, edits: list[dict], config: dict[str, str] | None 
             changes["dependencies"] = tuple(resources[n].urn for n in edit["dependencies"])
         if "additionalSecretOutputs" in edit:
             changes["additional_secret_outputs"] = tuple(edit["additionalSecretOutputs"])
+        if "protect" in edit:
+            changes["protect"] = bool(edit["protect"])
         resources[edit["resource"]] = dataclasses.replace(resource, props=props, **changes)
         inputs[resource.urn] = given
     merged = dict(recorded.config)

@@ -42,8 +42,8 @@ EXTRA_CIDRS = ["198.19.7.0/24", "192.0.2.0/24"]
 
 
 def synthetic(*extra: str):
-    """The 150-CIDR stack of test_aws_compile.py (tcp/22 to 150 /24s), plus ``extra`` CIDRs."""
-    catalog, profile, _ = dev("suricata")
+    """The 150-CIDR stack of test_aws_compile.py (tcp/22 to 150 /24s, in four attached groups), plus ``extra`` CIDRs."""
+    catalog, profile, _ = dev("suricata", aws_security_group_counts=("nodes=4",), aws_security_groups_attached=("nodes=4",))
     return compile_aws(catalog, profile, [req(cidr, "cidr", "tcp", (22,)) for cidr in [*SYNTHETIC_CIDRS, *extra]])
 
 
