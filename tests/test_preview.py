@@ -151,7 +151,7 @@ def test_broken_rcg_chain_fails(monkeypatch):
     original = network.FirewallPolicyRuleCollectionGroup
 
     def unchained(name, opts=None, **kwargs):
-        return original(name, opts=components.azure_firewall.pulumi.ResourceOptions(parent=opts.parent, provider=opts.provider), **kwargs)
+        return original(name, opts=components.azure_firewall.pulumi.ResourceOptions(parent=opts.parent, provider=opts.provider, protect=opts.protect), **kwargs)
 
     monkeypatch.setattr(network, "FirewallPolicyRuleCollectionGroup", unchained)
     result = preview(open_project(ROOT), "dev")
