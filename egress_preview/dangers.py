@@ -52,17 +52,25 @@ SECURITY_GROUP_RULE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
 ALLOW_SETTING = "egress-matrix:allowFirewallReplacement"
 
 
+# A rule group replaced under the policy this stack creates: Pulumi repoints that policy before deleting the old group.
+OWN_POLICY_REPLACEMENT = ("the new group is created and the policy this stack creates is repointed to it before the old one is deleted "
+                          "(create-before-delete): no gap, but the group is protected, so the change needs allowFirewallReplacement")
+AWS_POLICY = "aws:networkfirewall/firewallPolicy:FirewallPolicy"
+RULE_GROUP = "aws:networkfirewall/ruleGroup:RuleGroup"
+
+
 @dataclass(frozen=True)
 class Danger:
     kind: str  # "replace" | "delete"
     type: str
     name: str
     detail: str  # why it is replaced (the changed inputs), or what removed it
+    consequence: str = ""  # what it does in production, when the stack's own resources change the type's usual story
 
     def line(self) -> str:
         what, on_replace, on_delete = FIREWALL_KINDS[self.type]
         verb = "replaces" if self.kind == "replace" else "deletes"
-        return f"{verb} the {what} {self.name} ({self.detail}): {on_replace if self.kind == 'replace' else on_delete}"
+        return f"{verb} the {what} {self.name} ({self.detail}): {self.consequence or (on_replace if self.kind == 'replace' else on_delete)}"
 
 
 @dataclass(frozen=True)
@@ -97,7 +105,9 @@ def dangers(base: dict, head: dict, replacements: dict[tuple[str, str], list[str
             detail = f"renamed to {successor}" if successor else _removal_reason(resource, head)
             found.append(Danger("replace" if successor else "delete", resource["type"], resource["name"], detail))
         elif replacements.get(key):
-            found.append(Danger("replace", resource["type"], resource["name"], "; ".join(replacements[key])))
+            own_policy = resource["type"] == RULE_GROUP and any(r["type"] == AWS_POLICY for r in head["resources"])
+            found.append(Danger("replace", resource["type"], resource["name"], "; ".join(replacements[key]),
+                                OWN_POLICY_REPLACEMENT if own_policy else ""))
     return sorted(found, key=lambda d: (d.type, d.name))
 
 

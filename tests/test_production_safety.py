@@ -171,3 +171,15 @@ def test_egress_diff_exits_non_zero_on_a_danger_unless_the_stack_allows_it(repo,
         assert "allowed for this change by `allowFirewallReplacement`" in out
     finally:
         stack_file.write_text(original)
+
+
+def test_a_capacity_step_names_the_consequence_for_the_stacks_own_policy_and_for_an_external_one():
+    group = {"type": "aws:networkfirewall/ruleGroup:RuleGroup", "name": "egress-dev-nodes-tls-sni", "urn": "g", "props": {"capacity": 100}}
+    bigger = {**group, "props": {"capacity": 200}}
+    policy = {"type": "aws:networkfirewall/firewallPolicy:FirewallPolicy", "name": "egress-dev", "urn": "p", "props": {}}
+    own = compare({"requirements": [], "resources": [group, policy]}, {"requirements": [], "resources": [bigger, policy]})["dangers"]
+    external = compare({"requirements": [], "resources": [group]}, {"requirements": [], "resources": [bigger]})["dangers"]
+    assert own[0].line() == ("replaces the Network Firewall rule group egress-dev-nodes-tls-sni (capacity: 100 -> 200): the new group is created "
+                             "and the policy this stack creates is repointed to it before the old one is deleted (create-before-delete): no "
+                             "gap, but the group is protected, so the change needs allowFirewallReplacement")
+    assert "still references the old group, so its delete fails and the update stops half-way" in external[0].line()
