@@ -88,6 +88,8 @@ if "aws" in plans:
                 pulumi.log.warn(warning)
         except EgressError as exc:
             raise pulumi.RunError(f"{type(exc).__name__}: Pulumi config of stack '{stack}': {exc}") from None
+    for warning in aws_plan.warnings:
+        pulumi.log.warn(warning)
     firewall = AwsNetworkFirewallEgress("egress-aws-firewall", aws_plan, protect=protect)
     security_groups = AwsSecurityGroupEgress("egress-aws-security-groups", aws_plan, vpc_id=profile.aws_vpc_id, protect=protect)
     pulumi.export("awsRuleGroupArns", firewall.rule_group_arns)

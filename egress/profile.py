@@ -117,7 +117,9 @@ class Profile(BaseModel):
         description="domain-list: stateful domain-list rule groups (any port, '.x' also opens the apex; the broadening is listed); "
                     "suricata: exact Suricata rules (required ports, subdomains-only wildcards).")
     aws_capacity_headroom: int = Field(20, alias="awsCapacityHeadroom", ge=0, le=1000,
-                                       description="Percent added to each rule group's capacity (fixed at creation; a change replaces the group).")
+                                       description="Spare capacity (percent of its rules) a rule group should keep: a group's capacity is the "
+                                                   "smallest 1-2-5 step holding its rules (fixed at creation; outgrowing it is a replacement), "
+                                                   "and a group with less spare gets a warning to plan that replacement.")
     aws_security_groups_per_eni: int = Field(5, alias="awsSecurityGroupsPerEni", ge=1, le=16,
                                              description="Security groups a network interface may carry (AWS default 5, adjustable to 16).")
     aws_security_group_counts: tuple[str, ...] = Field(
@@ -129,7 +131,9 @@ class Profile(BaseModel):
         description="role=N: how many of the role's groups (from -0) its network interfaces carry (default 1). Rules are placed only in "
                     "these; when they cannot hold the rules the update fails closed, and no rule ever moves to a group not attached.")
     aws_priority_base: int = Field(100, alias="awsPriorityBase", ge=1, le=60000,
-                                   description="Strict-order priority of the first rule group in the firewall policy; each further group adds 100.")
+                                   description="Lowest strict-order priority of the rule groups. Each group has a fixed slot, base + 100 x (10 x kind + "
+                                               "role) (kind 0 rules/addresses, 1 tls-sni, 2 http-host; role 0 nodes, 1 control-plane, 2 seed, "
+                                               "3 bastion, 4 workstation), so a new group moves no other; at most base + 2900 (AWS: 65535).")
     aws_name_addresses: tuple[str, ...] = Field((), alias="awsNameAddresses",
                                                 description="Addresses of hosts a non-HTTP/TLS requirement names (e.g. NTP servers), as host=CIDR[,CIDR]: "
                                                             "AWS cannot match such flows by name, so these addresses are allowed instead.")

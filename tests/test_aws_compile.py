@@ -52,7 +52,7 @@ def test_domain_list_form_separates_tls_and_http_and_lists_the_broadening():
     assert groups["egress-dev-nodes-addresses"].priority == 100  # before the domain lists' catch-all drops
     assert groups["egress-dev-nodes-tls-sni"].targets == (".data.mcr.microsoft.com", "mcr.microsoft.com")  # TLS-only hosts never in HTTP
     assert groups["egress-dev-nodes-http-host"].targets == ("archive.ubuntu.com",)
-    assert (groups["egress-dev-nodes-tls-sni"].used, groups["egress-dev-nodes-tls-sni"].capacity) == (3, 10)  # targets + 1, 20% headroom, up to the next capacity step
+    assert (groups["egress-dev-nodes-tls-sni"].used, groups["egress-dev-nodes-tls-sni"].capacity) == (3, 10)  # targets + 1, up to the smallest capacity step
     assert [(b.target, b.allows) for b in plan.broadening] == [
         ("archive.ubuntu.com", "every port, not only 80"),
         (".data.mcr.microsoft.com", "the apex data.mcr.microsoft.com; every port, not only 443"),
@@ -148,14 +148,42 @@ def test_crossing_60_rules_fails_closed_instead_of_moving_rules_to_a_group_nothi
         compile_aws(catalog, profile, _cidr_reqs(61))
     assert str(error.value) == (
         "role 'nodes' needs 61 security-group rules, and egress-dev-nodes-0 would hold 61 IPv4 rules, over the 60 a group allows per "
-        "address family. A rule goes only to a group the role's network interfaces carry, so nothing is changed (fail closed). Fix: set "
-        "egress-matrix:awsSecurityGroupCounts to nodes=2 and deploy (creates egress-dev-nodes-1, empty), then attach egress-dev-nodes-1 to "
-        "the nodes network interfaces and set egress-matrix:awsSecurityGroupsAttached to nodes=2: rules then move only into egress-dev-nodes-1")
+        "address family. A rule goes only to a group the role's network interfaces carry, so nothing is changed (fail closed). Fix: without "
+        "the rules this change adds (deploy the stack as it was), set egress-matrix:awsSecurityGroupCounts to nodes=2 and deploy: "
+        "egress-dev-nodes-1 is created empty; then attach egress-dev-nodes-1 to the nodes network interfaces, then set "
+        "egress-matrix:awsSecurityGroupsAttached to nodes=2 with this change: rules then move only into egress-dev-nodes-1")
     # Step 1: the new group is created empty; every rule stays where it was.
     created = compile_aws(catalog, profile.model_copy(update={"aws_security_group_counts": ("nodes=2",)}), _cidr_reqs(60))
     assert [(g.name, len(g.rules), g.attached) for g in created.security_groups] == [("egress-dev-nodes-0", 60, True), ("egress-dev-nodes-1", 0, False)]
-    with pytest.raises(AwsCompileError, match="then move only into egress-dev-nodes-1"):  # still fails closed until it is attached
+    with pytest.raises(AwsCompileError, match=r"Fix: attach egress-dev-nodes-1 to the nodes network interfaces, then set "
+                                              r"egress-matrix:awsSecurityGroupsAttached to nodes=2 with this change"):  # created, not yet attached
         compile_aws(catalog, profile.model_copy(update={"aws_security_group_counts": ("nodes=2",)}), _cidr_reqs(61))
+
+
+def test_the_fix_names_the_fewest_groups_whose_placement_holds_the_rules():
+    # Keys that all fall in slot 1 of 2: going to 3 groups splits only group 0, so only 4 groups hold them.
+    catalog, profile, _ = dev("suricata", aws_security_group_counts=("nodes=2",), aws_security_groups_attached=("nodes=2",))
+    cidrs = [f"198.18.{i // 256}.{i % 256}/32" for i in range(4000)]
+    slot_one = [c for c in cidrs if _slot_of(c, 2) == 1 and _slot_of(c, 3) == 1][:62]
+    with pytest.raises(AwsCompileError) as error:
+        compile_aws(catalog, profile, [req(c, "cidr", "tcp", (22,)) for c in slot_one])
+    message = str(error.value)
+    assert "egress-dev-nodes-1 would hold 62 IPv4 rules" in message and "awsSecurityGroupCounts to nodes=4" in message
+    assert "attach egress-dev-nodes-2, egress-dev-nodes-3 to the nodes network interfaces" in message and "nodes=3" not in message
+    placed = compile_aws(catalog, profile.model_copy(update={"aws_security_group_counts": ("nodes=4",), "aws_security_groups_attached": ("nodes=4",)}),
+                         [req(c, "cidr", "tcp", (22,)) for c in slot_one])
+    assert max(len(g.rules) for g in placed.security_groups) <= 60
+
+
+def _slot_of(cidr: str, groups: int) -> int:
+    from egress.targets.aws.compile import _slot
+    return _slot(f"tcp:22:{cidr}", groups)  # the security-group rule's key: transport, port range, CIDR
+
+
+def _keys(cidr: str):
+    catalog, profile, _ = dev("suricata")
+    plan = compile_aws(catalog, profile, [req(cidr, "cidr", "tcp", (22,))])
+    return [rule.key for g in plan.security_groups for rule in g.rules if rule.cidr == cidr]
 
 
 def test_attaching_a_group_moves_rules_only_into_it():
@@ -208,9 +236,9 @@ def test_what_aws_cannot_express_is_a_clear_error(requirement, message):
 
 
 def test_capacity_over_the_group_maximum_is_an_error():
-    catalog, profile, _ = dev("domain-list", aws_capacity_headroom=1000)
-    reqs = [req(f"host-{i}.example.com", "fqdn", "https") for i in range(3000)]
-    with pytest.raises(AwsCompileError, match=r"egress-dev-nodes-tls-sni needs capacity 33011 \(3001 rules plus 1000% headroom\), over the 30000"):
+    catalog, profile, _ = dev("domain-list")
+    reqs = [req(f"host-{i}.example.com", "fqdn", "https") for i in range(30000)]
+    with pytest.raises(AwsCompileError, match=r"egress-dev-nodes-tls-sni needs capacity 30001 for its 30001 rules, over the 30000"):
         compile_aws(catalog, profile, reqs)
 
 
@@ -229,9 +257,13 @@ def test_stack_addresses_stand_in_for_a_name_aws_cannot_match():
         (cidr, "udp", 123) for cidr in ntp.values()}
 
 
-def test_capacity_stays_put_while_rules_come_and_go_within_a_step():
-    # Capacity is immutable (a change replaces the group, which a protected group refuses): adding an endpoint must not change it.
+def test_capacity_stays_put_until_the_rules_no_longer_fit_and_warns_ahead():
+    # Capacity is immutable (a change replaces the group, which a protected group refuses): adding an endpoint must not change it
+    # while the rules still fit; a group with less spare than awsCapacityHeadroom warns that its replacement is coming.
     catalog, profile, _ = dev("suricata")
-    capacities = [compile_aws(catalog, profile, [req(f"host-{i}.example.com", "fqdn", "https") for i in range(count)]).rule_groups[0].capacity
-                  for count in (42, 43, 80, 83, 84)]
-    assert capacities == [100, 100, 100, 100, 200]  # 84 rules plus 20% headroom is 101: the next step
+    plans = {count: compile_aws(catalog, profile, [req(f"host-{i}.example.com", "fqdn", "https") for i in range(count)]) for count in (51, 83, 84, 100, 101)}
+    assert [plans[count].rule_groups[0].capacity for count in plans] == [100, 100, 100, 100, 200]
+    assert plans[83].warnings == ()  # 83 rules plus 20% is 99.6: room enough
+    assert plans[84].warnings == ("rule group egress-dev-nodes-rules uses 84 of its capacity 100 (less than the 20% spare of awsCapacityHeadroom): "
+                                  "past 100 rules it becomes a new group of 200, a replacement its protection refuses. Plan it (README, "
+                                  "'Protection and migrations')",)

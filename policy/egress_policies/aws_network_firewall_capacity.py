@@ -57,5 +57,6 @@ POLICY = StackValidationPolicy(
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
     validate=stack_validator(findings, [RULE_GROUP_TYPE, POLICY_TYPE]),
-    remediation_steps="Raise egress-matrix:awsCapacityHeadroom (a capacity change replaces the group), or split platforms across stacks.",
+    remediation_steps="Split platforms across stacks; a group's capacity is the smallest step holding its rules (a change replaces the "
+                      "group: README, 'Protection and migrations').",
 )

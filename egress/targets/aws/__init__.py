@@ -30,6 +30,7 @@ def summary(plan: AwsPlan) -> str:
     sg_rules = sum(len(g.rules) for g in plan.security_groups)
     text = (f"{len(plan.rule_groups)} rule group(s) ({plan.form}), capacity {used}/{allocated}, "
             f"{len(plan.security_groups)} security group(s) with {sg_rules} egress rules")
+    text = "\n".join([text, *(f"  warning: {w}" for w in plan.warnings)])
     widened = [b for b in plan.broadening if b.allows]
     if not widened:
         return text

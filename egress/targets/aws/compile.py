@@ -23,6 +23,7 @@ from ...models import Catalog, Requirement, ResolvedAlternative
 from ...profile import ROLE_SOURCE_KEYS, Profile
 from ..naming import feature_parts, rule_stem
 from ..options import Choice, choose
+from .priorities import priority
 from .plan import (
     MAX_GROUP_CAPACITY, MAX_RULE_CHARS, MAX_RULES_STRING_BYTES, MAX_SG_RULES_PER_FAMILY, MAX_STATEFUL_GROUPS_PER_POLICY, SG_DESCRIPTION_MAX,
     SID_BASE, SID_SPAN, AwsCompileError, AwsPlan, Broadening, FirewallPolicyPlan, RuleGroup, SecurityGroupPlan, SecurityGroupRule, SuricataRule,
@@ -105,15 +106,27 @@ def _sids(keys: Iterable[str]) -> dict[str, int]:
     return out
 
 
-# Capacity is fixed at creation: a change replaces the group. Rounding up to a 1-2-5 step keeps it unchanged while the
-# rules come and go within the headroom, so adding an endpoint updates the group in place; crossing a step is a
-# replacement, which a protected group refuses and egress diff names.
+# Capacity is fixed at creation: a change replaces the group. It is the smallest 1-2-5 step that holds the rules, so it
+# stays put while rules come and go below the step (adding an endpoint is an in-place update) and changes only when the
+# rules no longer fit: a replacement, which a protected group refuses and egress diff names. A group with less spare
+# than awsCapacityHeadroom gets a warning, so the replacement is planned before an endpoint forces it. (Rounding
+# used + headroom up instead would cross each step at ~84% full, replacing groups that still had room.)
 CAPACITY_STEPS = (10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, MAX_GROUP_CAPACITY)
 
 
-def _capacity(used: int, headroom: int) -> int:
-    needed = max(used, math.ceil(used * (100 + headroom) / 100))
-    return next((step for step in CAPACITY_STEPS if step >= needed), needed)
+def _capacity(used: int) -> int:
+    return next((step for step in CAPACITY_STEPS if step >= used), used)
+
+
+def _capacity_warnings(groups: Iterable[RuleGroup], headroom: int) -> tuple[str, ...]:
+    out = []
+    for group in groups:
+        if group.capacity < MAX_GROUP_CAPACITY and group.used * (100 + headroom) > group.capacity * 100:
+            bigger = _capacity(group.capacity + 1)
+            out.append(f"rule group {group.name} uses {group.used} of its capacity {group.capacity} (less than the {headroom}% spare of "
+                       f"awsCapacityHeadroom): past {group.capacity} rules it becomes a new group of {bigger}, a replacement its "
+                       "protection refuses. Plan it (README, 'Protection and migrations')")
+    return tuple(out)
 
 
 def _sg_description(entry_ids: Iterable[str]) -> str:
@@ -211,19 +224,19 @@ def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]
         kind = "tls-sni" if target_type == "TLS_SNI" else "http-host"
         used = len(names) + 1  # one pass rule per target, one default drop per target type (reference 2.2)
         groups.append(RuleGroup(name=f"egress-{profile.cluster}-{role}-{kind}", role=role, form="domain-list", target_type=target_type,
-                                targets=names, home_net=role_sources[role], used=used, capacity=_capacity(used, profile.aws_capacity_headroom),
+                                targets=names, home_net=role_sources[role], used=used, capacity=_capacity(used),
                                 description=f"egress-matrix {profile.cluster}: {len(names)} hosts {role} needs over "
                                             f"{'TLS' if target_type == 'TLS_SNI' else 'plain HTTP'} (docs/MATRIX.md)", priority=0))
     for (role, name), rules in sorted(rule_texts.items()):
         built = tuple(SuricataRule(key=key, sid=sids[key], text=f"{text} sid:{sids[key]}; rev:1;)", entry_ids=tuple(sorted(set(ids))))
                       for key, (text, ids) in sorted(rules.items()))
         groups.append(RuleGroup(name=name, role=role, form="suricata", rules=built, home_net=role_sources[role], used=len(built),
-                                capacity=_capacity(len(built), profile.aws_capacity_headroom),
+                                capacity=_capacity(len(built)),
                                 description=f"egress-matrix {profile.cluster}: {len(built)} pass rules for {role}", priority=0))
-    # Strict order: Suricata/5-tuple groups first. A domain list ends with a drop of all TLS (or HTTP) from its role, which
-    # would otherwise stop TLS to an address (an API server IP) before that address's own pass rule is reached.
-    ordered = sorted(groups, key=lambda g: (g.form == "domain-list", g.name))
-    groups = [g.model_copy(update={"priority": profile.aws_priority_base + 100 * i}) for i, g in enumerate(ordered)]
+    # Strict order by a fixed slot per (kind, role), never a position, so a new group moves no other group's priority; kind
+    # bands put every Suricata/5-tuple group before every domain list and its catch-all drop (priorities.py).
+    groups = sorted((g.model_copy(update={"priority": priority(profile.aws_priority_base, g.form, g.target_type, g.role)}) for g in groups),
+                    key=lambda g: g.priority)
     policy = None
     if groups and (profile.aws_firewall_policy or profile.aws_firewall_policy_arn):
         home_net = tuple(sorted({cidr for group in groups for cidr in group.home_net}, key=_network_order))
@@ -231,7 +244,8 @@ def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]
                                     existing_arn=profile.aws_firewall_policy_arn, home_net=home_net)
     plan = AwsPlan(cluster=profile.cluster, form=profile.aws_network_firewall_rules, rule_groups=tuple(groups),
                    security_groups=_security_groups(profile, sg_rules), broadening=_broadening(domains, required_names),
-                   choices=tuple(choices), role_sources=role_sources, policy=policy)
+                   choices=tuple(choices), role_sources=role_sources, policy=policy,
+                   warnings=_capacity_warnings(groups, profile.aws_capacity_headroom))
     _check_limits(plan, profile)
     return plan
 
@@ -300,18 +314,9 @@ def _security_groups(profile: Profile, sg_rules: dict[str, dict[str, tuple[str, 
         members: dict[int, list[str]] = {index: [] for index in range(created)}
         for key in rules:
             members[_slot(key, attached)].append(key)
-        for index in range(attached):
-            for family, label in (("4", "IPv4"), ("6", "IPv6")):
-                count = sum(1 for key in members[index] if (":" in rules[key][0]) == (family == "6"))
-                if count > MAX_SG_RULES_PER_FAMILY:
-                    spare = f"egress-{profile.cluster}-{role}-{attached}"
-                    create = "" if created > attached else (f"set egress-matrix:awsSecurityGroupCounts to {role}={attached + 1} and deploy "
-                                                             f"(creates {spare}, empty), then ")
-                    raise AwsCompileError(
-                        f"role '{role}' needs {len(rules)} security-group rules, and {names[index]} would hold {count} {label} rules, over the "
-                        f"{MAX_SG_RULES_PER_FAMILY} a group allows per address family. A rule goes only to a group the role's network "
-                        f"interfaces carry, so nothing is changed (fail closed). Fix: {create}attach {spare} to the {role} network interfaces "
-                        f"and set egress-matrix:awsSecurityGroupsAttached to {role}={attached + 1}: rules then move only into {spare}")
+        overflow = _overflow(rules, members, attached)
+        if overflow:
+            raise AwsCompileError(_fail_closed(profile, role, len(rules), names, overflow, created, attached, _groups_that_fit(rules, attached)))
         for index in range(created):
             built = []
             for key in sorted(members[index]):
@@ -322,15 +327,53 @@ def _security_groups(profile: Profile, sg_rules: dict[str, dict[str, tuple[str, 
     return tuple(out)
 
 
+def _overflow(rules: dict, members: dict[int, list[str]], groups: int) -> Optional[tuple[int, int, str]]:
+    """(group index, rule count, family) of the first of ``groups`` holding more than a group allows, else None."""
+    for index in range(groups):
+        for label in ("IPv4", "IPv6"):
+            count = sum(1 for key in members.get(index, ()) if (":" in rules[key][0]) == (label == "IPv6"))
+            if count > MAX_SG_RULES_PER_FAMILY:
+                return index, count, label
+    return None
+
+
+def _groups_that_fit(rules: dict, attached: int) -> Optional[int]:
+    """The fewest groups (more than ``attached``, at most 16) whose placement holds every rule; growing to it moves rules
+    only into the groups added."""
+    for groups in range(attached + 1, 17):
+        members: dict[int, list[str]] = {}
+        for key in rules:
+            members.setdefault(_slot(key, groups), []).append(key)
+        if _overflow(rules, members, groups) is None:
+            return groups
+    return None
+
+
+def _fail_closed(profile: Profile, role: str, needed: int, names: list[str], overflow: tuple[int, int, str], created: int, attached: int,
+                 fits: Optional[int]) -> str:
+    index, count, label = overflow
+    problem = (f"role '{role}' needs {needed} security-group rules, and {names[index]} would hold {count} {label} rules, over the "
+               f"{MAX_SG_RULES_PER_FAMILY} a group allows per address family. A rule goes only to a group the role's network interfaces "
+               "carry, so nothing is changed (fail closed)")
+    if fits is None:
+        return f"{problem}. Fix: no placement in up to 16 groups holds them: give wider CIDRs in the matrix/stack, or split the roles"
+    new = [f"egress-{profile.cluster}-{role}-{i}" for i in range(attached, fits)]
+    listed = ", ".join(new)
+    create = "" if created >= fits else (f"without the rules this change adds (deploy the stack as it was), set egress-matrix:"
+                                         f"awsSecurityGroupCounts to {role}={fits} and deploy: {listed} {'is' if len(new) == 1 else 'are'} "
+                                         "created empty; then ")
+    return (f"{problem}. Fix: {create}attach {listed} to the {role} network interfaces, then set egress-matrix:awsSecurityGroupsAttached "
+            f"to {role}={fits} with this change: rules then move only into {listed}")
+
+
 def _check_limits(plan: AwsPlan, profile: Profile) -> None:
     if len(plan.rule_groups) > MAX_STATEFUL_GROUPS_PER_POLICY:
         raise AwsCompileError(f"{len(plan.rule_groups)} stateful rule groups exceed {MAX_STATEFUL_GROUPS_PER_POLICY} per firewall policy. "
                               "Fix: enforce fewer roles in egress-matrix:awsRoles per stack")
     for group in plan.rule_groups:
         if group.capacity > MAX_GROUP_CAPACITY:
-            raise AwsCompileError(f"rule group {group.name} needs capacity {group.capacity} ({group.used} rules plus "
-                                  f"{profile.aws_capacity_headroom}% headroom), over the {MAX_GROUP_CAPACITY} a stateful rule group may have. "
-                                  "Fix: lower egress-matrix:awsCapacityHeadroom, or split the platforms across stacks")
+            raise AwsCompileError(f"rule group {group.name} needs capacity {group.capacity} for its {group.used} rules, over the "
+                                  f"{MAX_GROUP_CAPACITY} a stateful rule group may have. Fix: split the platforms across stacks")
         size = len(group.rules_string.encode())
         if size > MAX_RULES_STRING_BYTES:
             raise AwsCompileError(f"rule group {group.name}: its rules string is {size:,} bytes, over {MAX_RULES_STRING_BYTES:,}. "

@@ -97,3 +97,4 @@ class AwsPlan(Strict):
     choices: tuple[Choice, ...] = ()
     role_sources: dict[str, tuple[str, ...]]
     policy: Optional[FirewallPolicyPlan] = None
+    warnings: tuple[str, ...] = ()  # what deploying should know ahead (a rule group near its capacity step)
