@@ -47,6 +47,8 @@ AZURE_GROUPS = {"dev": ["egress-dev-aks", "egress-dev-kkp", "egress-dev-openshif
                 "ibm-vpc": None, "kkp-aws": None}
 AWS_GROUPS = {"dev": ["egress-dev-nodes-http-host", "egress-dev-nodes-tls-sni", "egress-dev-seed-http-host", "egress-dev-seed-tls-sni"],
               "kkp-aws": ["egress-kkp-eu-west-1-bastion-rules", "egress-kkp-eu-west-1-nodes-rules", "egress-kkp-eu-west-1-seed-rules"]}
+# Fixed slots, base + 100 x (10 x kind + role): dev's nodes and seed TLS lists, then their HTTP lists; kkp-aws's nodes, seed, bastion.
+AWS_PRIORITIES = {"dev": [1100, 1300, 2100, 2300], "kkp-aws": [100, 300, 400]}
 
 
 def _resolved(loop, output):
@@ -84,7 +86,7 @@ def test_program_exports_the_resolved_matrix(stack, loop, monkeypatch):
     else:
         assert sorted(_resolved(loop, outputs["awsRuleGroupArns"])) == AWS_GROUPS[stack]
         assert _resolved(loop, outputs["awsFirewallPolicyArn"]) == f"arn:mock:egress-{profile.cluster}"  # created
-        assert [ref["priority"] for ref in _resolved(loop, outputs["awsRuleGroupReferences"])] == [100 * (i + 1) for i in range(len(AWS_GROUPS[stack]))]
+        assert [ref["priority"] for ref in _resolved(loop, outputs["awsRuleGroupReferences"])] == AWS_PRIORITIES[stack]
         assert _resolved(loop, outputs["awsSecurityGroupIds"])
 
 
@@ -163,8 +165,9 @@ def test_an_existing_policy_with_free_priorities_gets_the_references_it_lacks(lo
     warnings = _kkp_aws_with_existing_policy(monkeypatch, mocks, **{"egress-matrix:awsPriorityBase": "1000"})
     runpy.run_path(str(ROOT / "__main__.py"))
     loop.run_until_complete(asyncio.sleep(0.1))  # let the registrations reach the mocks
-    assert warnings == [f"firewall policy {POLICY_ARN} does not reference egress-kkp-eu-west-1-bastion-rules at priority 1000, "
-                        "egress-kkp-eu-west-1-nodes-rules at priority 1100, egress-kkp-eu-west-1-seed-rules at priority 1200 yet: add the "
+    assert [w for w in warnings if w.startswith("firewall policy")] == [  # (the rest: capacity warnings)
+                        f"firewall policy {POLICY_ARN} does not reference egress-kkp-eu-west-1-nodes-rules at priority 1000, "
+                        "egress-kkp-eu-west-1-seed-rules at priority 1200, egress-kkp-eu-west-1-bastion-rules at priority 1300 yet: add the "
                         "references exported as awsRuleGroupReferences to it"]
     assert "aws:networkfirewall/firewallPolicy:FirewallPolicy" not in mocks.registered
     assert mocks.registered.count("aws:networkfirewall/ruleGroup:RuleGroup") == 3

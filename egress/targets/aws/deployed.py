@@ -2,8 +2,8 @@
 security groups), for the evaluator (policy pack, preview).
 
 Rule groups are ordered by the priorities the stack's own firewall policy gives them; without one (an existing
-policy references them), by the priorities the program exported is not something a pack can see, so the groups'
-own order (by name) stands in and the verdict says so.
+policy references them), the priorities the program exported are not something a pack can see, so each group's fixed
+slot by kind and role (read from its logical name; priorities.py) stands in: the same order, whatever awsPriorityBase.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any, Iterable, Optional
 
 from ...deployed import DeployedResource, of_type
 from .evaluate import POLICY_FILE, RULES_FILE, SECURITY_GROUPS_FILE
+from .priorities import MAX_OFFSET, offset_of_name
 from .render import engine_rules
 
 RULE_GROUP_TYPE = "aws:networkfirewall/ruleGroup:RuleGroup"
@@ -89,11 +90,15 @@ def artefacts(resources: Iterable[DeployedResource]) -> dict[str, str]:
     files: dict[str, str] = {}
     groups = of_type(resources, RULE_GROUP_TYPE)
     order = priorities(resources)
+    # Not referenced by the stack's policy: its slot above the default base; a name the compiler does not give, after them all.
+    for position, name in enumerate(sorted(name for name, found in order.items() if found is None)):
+        slot = offset_of_name(name)
+        order[name] = 100 + (slot if slot is not None else MAX_OFFSET + 100 * (position + 1))
     bodies = []
-    for position, group in enumerate(sorted(groups, key=lambda g: (order[g.name] is None, order[g.name] or 0, g.name))):
+    for group in sorted(groups, key=lambda g: (order[g.name], g.name)):
         body = rule_group_body(group)
         files[f"aws/rule-groups/{group.name}.json"] = _text(body)
-        bodies.append((order[group.name] if order[group.name] is not None else 100 * (position + 1), body))
+        bodies.append((order[group.name], body))
     if bodies:
         files[RULES_FILE] = engine_rules(bodies)
     policies = of_type(resources, POLICY_TYPE)

@@ -2,8 +2,9 @@
 
 Read by ``components/aws_policy_reader.py`` before anything is registered. Refused: a policy not in STRICT_ORDER (a
 strict-order rule group can only be referenced from a strict-order policy, and rule order never changes after
-creation: reference/aws-egress.md §2.2, §2.4); one of our priorities held by another group. Reported as warnings: a
-default action that does not drop what no rule passes, and the references the policy still lacks.
+creation: reference/aws-egress.md §2.2, §2.4); one of our priorities held by a group not the stack's. Reported as
+warnings: a default action that does not drop what no rule passes, the references the policy still lacks, and ours at
+another priority than the plan's (references written before priorities were fixed per kind and role).
 """
 from __future__ import annotations
 
@@ -37,17 +38,25 @@ def check_existing_policy(plan: AwsPlan, policy: ExistingFirewallPolicy) -> list
     by_priority = {priority: arn for arn, priority in policy.references}
     warnings = []
     missing = []
+    moved = []
     for group in sorted(plan.rule_groups, key=lambda g: g.priority):
         holder = by_priority.get(group.priority)
-        if holder is not None and not _ours(holder, group.name):
+        # Held by another of the stack's own groups: that reference moves too (an upgrade from positional priorities).
+        if holder is not None and not any(_ours(holder, g.name) for g in plan.rule_groups):
             raise AwsCompileError(f"firewall policy {policy.arn} already references {holder} at priority {group.priority}, which rule group "
                                   f"{group.name} needs. Fix: set egress-matrix:awsPriorityBase so the groups' priorities "
                                   f"({', '.join(str(g.priority) for g in plan.rule_groups)}) are free in the policy")
-        if not any(_ours(arn, group.name) for arn, _ in policy.references):
+        held = sorted(priority for arn, priority in policy.references if _ours(arn, group.name))
+        if not held:
             missing.append(f"{group.name} at priority {group.priority}")
+        elif group.priority not in held:
+            moved.append(f"{group.name} at priority {', '.join(map(str, held))} (now {group.priority})")
     if missing:
         warnings.append(f"firewall policy {policy.arn} does not reference {', '.join(missing)} yet: add the references exported as "
                         "awsRuleGroupReferences to it")
+    if moved:
+        warnings.append(f"firewall policy {policy.arn} references {', '.join(moved)}: each group now has a fixed priority by its kind and "
+                        "role; replace the policy's references to these groups with awsRuleGroupReferences")
     if not set(policy.default_actions) & set(DROPPING):
         warnings.append(f"firewall policy {policy.arn} has default actions {list(policy.default_actions)}: what no rule passes is not "
                         "dropped. Add aws:drop_established (and aws:alert_established) to its stateful default actions")
