@@ -108,7 +108,7 @@ if "kubernetes" in plans:
         pulumi.export("egressProxyUrl", egress_proxy.url)
         pulumi.export("egressProxyNotProxied", [f"{n.requirement}: {n.reason}" for n in k8s_plan.egress_proxy.not_proxied])
     if k8s_plan.cluster_proxy:
-        cluster_proxy = ClusterProxy("cluster-proxy", k8s_plan.cluster_proxy, credentials=secrets["proxyCredentials"])
+        cluster_proxy = ClusterProxy("cluster-proxy", k8s_plan.cluster_proxy, credentials=secrets["proxyCredentials"], protect=protect)
         # What the operator will compute, so users see it before applying; no credentials in it.
         pulumi.export("openshiftStatusNoProxy", cluster_proxy.openshift_status_no_proxy)
         if cluster_proxy.aks_http_proxy_config is not None:

@@ -52,7 +52,9 @@ class AwsSecurityGroupEgress(pulumi.ComponentResource):
                                             opts=pulumi.ResourceOptions(parent=self, protect=protect))
             for rule in group.rules:
                 aws.vpc.SecurityGroupEgressRule(rule_resource_name(group.name, rule), security_group_id=created.id, **egress_rule_args(rule),
-                                                opts=pulumi.ResourceOptions(parent=created, protect=False))
+                                                # Deleted with their group: when a group goes, its rules are not deleted first,
+                                                # so a refused (protected) group delete cannot leave the nodes' group emptied.
+                                                opts=pulumi.ResourceOptions(parent=created, protect=False, deleted_with=created))
             ids[group.name] = created.id
         self.security_group_ids = pulumi.Output.from_input(ids)
         self.register_outputs({"securityGroupIds": self.security_group_ids})

@@ -47,7 +47,7 @@ class EgressProxy(pulumi.ComponentResource):
 
 
 class ClusterProxy(pulumi.ComponentResource):
-    def __init__(self, name: str, plan: ClusterProxyPlan, credentials: Optional[pulumi.Output] = None,
+    def __init__(self, name: str, plan: ClusterProxyPlan, credentials: Optional[pulumi.Output] = None, protect: bool = True,
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("egress:kubernetes:ClusterProxy", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -66,11 +66,13 @@ class ClusterProxy(pulumi.ComponentResource):
             depends = [object_resource(logical_name(name, ca), ca, child)] if ca else []
             proxy = openshift_proxy(plan)
             # The operator copies the URLs (credentials included) into status: a read-back output must stay secret too.
-            object_resource(logical_name(name, proxy), proxy, pulumi.ResourceOptions(parent=self, depends_on=depends,
+            # Protected: deleting the patch gives up the Proxy's fields, and the operator rolls every node without them.
+            object_resource(logical_name(name, proxy), proxy, pulumi.ResourceOptions(parent=self, depends_on=depends, protect=protect,
                                                                                      additional_secret_outputs=secret_outputs(["spec", "status"])),
                             patch=True, secret_fields=secret_body(openshift_proxy, "spec", proxy))
         if (seed := kkp_seed_patch(plan)) is not None:
-            object_resource(logical_name(name, seed), seed, pulumi.ResourceOptions(parent=self, additional_secret_outputs=secret_outputs(["spec"])),
+            object_resource(logical_name(name, seed), seed, pulumi.ResourceOptions(parent=self, protect=protect,
+                                                                                   additional_secret_outputs=secret_outputs(["spec"])),
                             patch=True, secret_fields=secret_body(kkp_seed_patch, "spec", seed))
         if (env := kubeadm_proxy_env(plan)) is not None:
             field = "stringData" if env["kind"] == "Secret" else "data"
@@ -84,6 +86,9 @@ class ApiServerAllowlist(pulumi.ComponentResource):
     def __init__(self, name: str, plan: ApiAllowlistPlan, protect: bool = True, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("egress:kubernetes:ApiServerAllowlist", name, None, opts)
         obj = kkp_cluster_patch(plan) if plan.mode == "kkp" else generic_service(plan)
-        object_resource(logical_name(name, obj), obj, pulumi.ResourceOptions(parent=self, **service_options(obj, protect)), patch=plan.mode == "kkp")
+        # Protected either way: deleting the KKP patch gives up apiServerAllowedIPRanges (the API server opens); replacing the
+        # Service moves the load balancer's address.
+        options = {"protect": protect} if plan.mode == "kkp" else service_options(obj, protect)
+        object_resource(logical_name(name, obj), obj, pulumi.ResourceOptions(parent=self, **options), patch=plan.mode == "kkp")
         self.effective_source_ranges = list(plan.effective)
         self.register_outputs({"effectiveSourceRanges": list(plan.effective)})

@@ -186,9 +186,9 @@ def diff_command(
     head = snapshot(preview(proj, stack))
     text, result = diff_result(proj.root, base, stack, head)
     _out(text)
-    if result["dangers"] and not result["allowed"]:
-        raise EgressError(f"stack '{stack}': {summary(result['dangers'])}. Fix: make the change safely (README, 'Migrations'); for a planned "
-                          "migration set egress-matrix:allowFirewallReplacement: true in this change only")
+    if result["blocking"]:
+        raise EgressError(f"stack '{stack}': {summary(result['blocking'])}. Fix: make the change safely (README, 'Protection and migrations'): "
+                          "a replacement needs egress-matrix:allowFirewallReplacement: true in this change, a deletion in an update before it")
 
 
 class ExplainFormat(str, Enum):

@@ -21,6 +21,10 @@ PROTECTED_TYPES = (
     "aws:networkfirewall/firewallPolicy:FirewallPolicy",
     "aws:ec2/securityGroup:SecurityGroup",
     "kubernetes:core/v1:Service",  # the egress proxy's fixed ClusterIP, the API server's load balancer
+    # Patches of platform-owned objects: deleting one gives up its fields (the API-server allowlist, the proxy settings).
+    "kubernetes:kubermatic.k8c.io/v1:ClusterPatch",
+    "kubernetes:config.openshift.io/v1:ProxyPatch",
+    "kubernetes:kubermatic.k8c.io/v1:SeedPatch",
 )
 
 
@@ -43,6 +47,7 @@ class DeployedResource:
     protect: bool = False
     replace_on_changes: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    deleted_with: Optional[str] = None  # the URN whose deletion deletes this one (the engine then skips deleting it)
 
     @property
     def kind(self) -> str:
@@ -78,7 +83,8 @@ def resources_from_json(documents: Iterable[Mapping[str, Any]]) -> list[Deployed
     return [DeployedResource(type=d["type"], name=d["name"], urn=d["urn"], props=plain(d.get("props", {})), parent=d.get("parent") or None,
                              dependencies=tuple(d.get("dependencies", ())), secret_paths=tuple(d.get("secretPaths", ())),
                              additional_secret_outputs=tuple(d.get("additionalSecretOutputs", ())), protect=bool(d.get("protect", False)),
-                             replace_on_changes=tuple(d.get("replaceOnChanges", ())), aliases=tuple(d.get("aliases", ())))
+                             replace_on_changes=tuple(d.get("replaceOnChanges", ())), aliases=tuple(d.get("aliases", ())),
+                             deleted_with=d.get("deletedWith") or None)
             for d in documents]
 
 
@@ -86,4 +92,5 @@ def resource_json(resource: DeployedResource) -> dict[str, Any]:
     return {"type": resource.type, "name": resource.name, "urn": resource.urn, "parent": resource.parent,
             "dependencies": list(resource.dependencies), "secretPaths": list(resource.secret_paths),
             "additionalSecretOutputs": list(resource.additional_secret_outputs), "protect": resource.protect,
-            "replaceOnChanges": list(resource.replace_on_changes), "aliases": list(resource.aliases), "props": resource.props}
+            "replaceOnChanges": list(resource.replace_on_changes), "aliases": list(resource.aliases), "deletedWith": resource.deleted_with,
+            "props": resource.props}

@@ -38,13 +38,28 @@ FIREWALL_KINDS: dict[str, tuple[str, str, str]] = {
     "aws:ec2/securityGroup:SecurityGroup": (
         "security group",
         "the new group is attached to no network interface: every flow its rules allowed is dropped until the nodes carry it",
-        "its rules are deleted first and AWS refuses to delete a group interfaces carry: the flows are dropped and the update "
-        "stops half-way"),
+        "AWS refuses to delete a group network interfaces still carry, so the update stops half-way (its rules are registered "
+        "deleted_with it, so they are not deleted first); once nothing carries it, its flows are gone"),
     "kubernetes:core/v1:Service": (
         "Service",
         "its address changes, and the clients configured with the old one (node-level proxy settings, kubeconfigs, allowlists) "
         "lose it",
         "the clients of its address lose it"),
+    # Server-side-apply patches of objects the platform owns: deleting one gives up its fields, which the API server may then
+    # unset (pulumi-kubernetes#2107).
+    "kubernetes:kubermatic.k8c.io/v1:ClusterPatch": (
+        "KKP Cluster patch (API-server allowlist)",
+        "the old patch is deleted, giving up spec.apiServerAllowedIPRanges, before the new one is applied: the API server may be open "
+        "meanwhile",
+        "spec.apiServerAllowedIPRanges is given up and may be unset: the API server opens to every client"),
+    "kubernetes:config.openshift.io/v1:ProxyPatch": (
+        "OpenShift cluster Proxy patch",
+        "the old patch is deleted, giving up the Proxy's fields, before the new one is applied: the operator rolls the nodes without a proxy",
+        "the Proxy's httpProxy, httpsProxy, noProxy and trustedCA are given up: the operator rolls every node without them"),
+    "kubernetes:kubermatic.k8c.io/v1:SeedPatch": (
+        "KKP Seed patch (node proxy settings)",
+        "the old patch is deleted, giving up the datacenter's node proxy settings, before the new one is applied",
+        "the datacenter's node.httpProxy and node.noProxy are given up: new nodes start without the proxy"),
 }
 assert set(FIREWALL_KINDS) == set(PROTECTED_TYPES)  # what the diff names is what the program protects
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
@@ -61,13 +76,19 @@ RULE_GROUP = "aws:networkfirewall/ruleGroup:RuleGroup"
 
 @dataclass(frozen=True)
 class Danger:
-    kind: str  # "replace" | "delete"
+    kind: str  # "replace" | "delete" | "move" (security-group rules into a group created in the same change)
     type: str
     name: str
     detail: str  # why it is replaced (the changed inputs), or what removed it
     consequence: str = ""  # what it does in production, when the stack's own resources change the type's usual story
+    # Not registered any more (deleted, or renamed to a new logical name): the engine judges protect from the state, so only
+    # an earlier update that unprotected it (allowFirewallReplacement already in the base) lets it go.
+    unregistered: bool = False
+    base_protected: bool = False  # the base registered it protected (False on the first update of this release)
 
     def line(self) -> str:
+        if self.kind == "move":
+            return f"moves rules into the security group {self.name} ({self.detail}): {self.consequence}"
         what, on_replace, on_delete = FIREWALL_KINDS[self.type]
         verb = "replaces" if self.kind == "replace" else "deletes"
         return f"{verb} the {what} {self.name} ({self.detail}): {self.consequence or (on_replace if self.kind == 'replace' else on_delete)}"
@@ -95,7 +116,7 @@ def dangers(base: dict, head: dict, replacements: dict[tuple[str, str], list[str
     base_keys = {(r["type"], r["name"]) for r in base["resources"]}
     # A resource named after the cluster and present under the new cluster name is a rename: a replacement.
     successors = {(typ, _stable(name, head)): name for typ, name in head_keys - base_keys if typ in FIREWALL_KINDS}
-    found = []
+    found, renamed_to = [], set()
     for resource in base["resources"]:
         key = (resource["type"], resource["name"])
         if not _is_firewall(resource):
@@ -103,12 +124,35 @@ def dangers(base: dict, head: dict, replacements: dict[tuple[str, str], list[str
         if key not in head_keys:
             successor = successors.get((resource["type"], _stable(resource["name"], base)))
             detail = f"renamed to {successor}" if successor else _removal_reason(resource, head)
-            found.append(Danger("replace" if successor else "delete", resource["type"], resource["name"], detail))
+            renamed_to.add(successor)
+            found.append(Danger("replace" if successor else "delete", resource["type"], resource["name"], detail, unregistered=True,
+                                base_protected=bool(resource.get("protect"))))
         elif replacements.get(key):
             own_policy = resource["type"] == RULE_GROUP and any(r["type"] == AWS_POLICY for r in head["resources"])
             found.append(Danger("replace", resource["type"], resource["name"], "; ".join(replacements[key]),
-                                OWN_POLICY_REPLACEMENT if own_policy else ""))
+                                OWN_POLICY_REPLACEMENT if own_policy else "", base_protected=bool(resource.get("protect"))))
+    # A group that only renames an old one is named above as its replacement.
+    new_groups = {name for typ, name in head_keys - base_keys if typ == SECURITY_GROUP} - renamed_to
+    into_new: dict[str, list[RuleMove]] = {}
+    for move in rule_moves(base, head):
+        if move.new_group in new_groups:
+            into_new.setdefault(move.new_group, []).append(move)
+    for group, moves in into_new.items():
+        found.append(Danger("move", SECURITY_GROUP, group, f"{len(moves)} rule(s) from {', '.join(sorted({m.old_group for m in moves}))}",
+                            "it is created in this change, so no network interface carries it yet: the flows of these rules are dropped "
+                            "until it is attached. Create it first (awsSecurityGroupCounts), attach it, then raise awsSecurityGroupsAttached"))
     return sorted(found, key=lambda d: (d.type, d.name))
+
+
+def blocking(found: list[Danger], base: dict, head: dict) -> list[Danger]:
+    """The dangers this change may not carry: a replacement needs allowFirewallReplacement in the head (the engine allows
+    unprotecting and replacing in one update); a resource no longer registered needs it in the base too (its protect is
+    read from the state, so an earlier update must have unprotected it); rules moving into a new group, never."""
+    def allowed_one(danger: Danger) -> bool:
+        if danger.kind == "move":
+            return False
+        return allowed(head) and (not danger.unregistered or allowed(base))
+    return [d for d in found if not allowed_one(d)]
 
 
 def _stable(name: str, snapshot: dict) -> str:
@@ -149,14 +193,24 @@ def allowed(head: dict) -> bool:
     return bool(head.get("allowFirewallReplacement"))
 
 
-def markdown_lines(found: list[Danger], moves: list[RuleMove], allow: bool) -> list[str]:
+def markdown_lines(found: list[Danger], moves: list[RuleMove], blocked: list[Danger], base: dict, head: dict) -> list[str]:
     lines: list[str] = []
     if found:
-        state = ("allowed for this change by `allowFirewallReplacement`: the resources are not protected" if allow else
-                 "the real `pulumi up` refuses these (the resources are protected) and `egress diff` fails; for a planned migration "
-                 "follow the README's *Migrations* and set `allowFirewallReplacement` for that change only")
-        lines += ["", "#### :rotating_light: Dangers to production", "", f"{len(found)} firewall resource(s) would be replaced or deleted; {state}.", ""]
-        lines += [f"- **{d.kind}** `{d.type}` **{d.name}**: {d.line()}" for d in found]
+        unprotected = [d for d in found if not d.base_protected and d.kind != "move"]
+        state = [f"{len(blocked)} block this change (`egress diff` fails)" if blocked else "all allowed by `allowFirewallReplacement`"]
+        if unprotected:
+            state.append(f"{len(unprotected)} not yet protected in the stack's state (the first update of this release records it), so "
+                         "`pulumi up` would go ahead: this diff is the gate")
+        elif blocked:
+            state.append("the real `pulumi preview` / `up` refuse the protected ones")
+        lines += ["", "#### :rotating_light: Dangers to production", "",
+                  f"{len(found)} change(s) would replace, delete or strand a firewall resource; {'; '.join(state)}. Planned migrations: "
+                  "README, *Protection and migrations* (a deletion needs `allowFirewallReplacement` deployed in an earlier update: the "
+                  "engine reads its protection from the state).", ""]
+        lines += [f"- **{d.kind}**{' (blocks)' if d in blocked else ''} `{d.type}` **{d.name}**: {d.line()}" for d in found]
+    if allowed(base) and allowed(head):
+        lines += ["", "`allowFirewallReplacement` was already set in the base: remove it once the migration is applied, or every later "
+                  "replacement goes through unrefused."]
     if moves:
         lines += ["", "#### Security-group rules changing group", "",
                   f"{len(moves)} rule(s) leave one group for another. Safe only if every network interface of the role already carries "
@@ -165,8 +219,8 @@ def markdown_lines(found: list[Danger], moves: list[RuleMove], allow: bool) -> l
     return lines
 
 
-def summary(found: list[Danger]) -> str:
-    return f"{len(found)} firewall resource(s) would be replaced or deleted; the first: {found[0].line()}"
+def summary(blocked: list[Danger]) -> str:
+    return f"{len(blocked)} change(s) would replace, delete or strand a firewall resource; the first: {blocked[0].line()}"
 
 
 def snapshot_flag(config: dict[str, Any]) -> bool:

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from egress.errors import EgressError
 
-from .dangers import allowed, dangers, rule_moves
+from .dangers import blocking, dangers, rule_moves
 from .dangers import markdown_lines as danger_lines
 
 GITHUB_COMMENT_LIMIT = 65_535
@@ -197,6 +197,7 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
         if base_res[key]["props"] != head_res[key]["props"]:
             changed[key] = resource_changes(base_res[key], head_res[key])
     old_violations = {(v["policy"], v["resource"], v["message"]) for v in base.get("violations", [])}
+    found = dangers(base, head, {key: reasons for key, (_, reasons) in changed.items()})
     return {
         "requirements_added": [head_reqs[k] for k in sorted(set(head_reqs) - set(base_reqs))],
         "requirements_removed": [base_reqs[k] for k in sorted(set(base_reqs) - set(head_reqs))],
@@ -210,9 +211,11 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
         "violations": head.get("violations", []),
         "new_violations": [v for v in head.get("violations", []) if (v["policy"], v["resource"], v["message"]) not in old_violations],
         "coverage": head.get("coverage", []),
-        "dangers": dangers(base, head, {key: reasons for key, (_, reasons) in changed.items()}),
+        "dangers": found,
+        "blocking": blocking(found, base, head),
         "rule_moves": rule_moves(base, head),
-        "allowed": allowed(head),
+        "base": {"allowFirewallReplacement": base.get("allowFirewallReplacement", False)},
+        "head": {"allowFirewallReplacement": head.get("allowFirewallReplacement", False)},
     }
 
 
@@ -230,7 +233,7 @@ def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GIT
              f"**Policy** {len(mandatory)} mandatory, {len(result['violations']) - len(mandatory)} advisory ({len(result['new_violations'])} new)"]
     if not any(result[k] for k in ("requirements_added", "requirements_removed", "resources_added", "resources_removed", "resources_changed")):
         lines += ["", "No change to the requirements or the resources."]
-    lines += danger_lines(result.get("dangers", []), result.get("rule_moves", []), result.get("allowed", False))
+    lines += danger_lines(result.get("dangers", []), result.get("rule_moves", []), result.get("blocking", []), result.get("base", {}), result.get("head", {}))
     for title, reqs in (("Requirements added", result["requirements_added"]), ("Requirements removed", result["requirements_removed"])):
         if reqs:
             lines += ["", f"#### {title}", "", "| Role | Destination | Protocol/ports | Entries | Source |", "|---|---|---|---|---|",

@@ -135,7 +135,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             type=request.type, name=request.name, urn=response.urn, props=state, parent=request.parent or None,
             dependencies=tuple(request.dependencies), secret_paths=tuple(secret_paths),
             additional_secret_outputs=tuple(request.additionalSecretOutputs), protect=bool(request.protect),
-            replace_on_changes=tuple(request.replaceOnChanges), aliases=tuple(sorted(a.spec.name or a.urn for a in request.aliases))))
+            replace_on_changes=tuple(request.replaceOnChanges), aliases=tuple(sorted(a.spec.name or a.urn for a in request.aliases)),
+            deleted_with=request.deletedWith or None))
         return response
 
 

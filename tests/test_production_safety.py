@@ -68,10 +68,13 @@ ALLOW = ("  egress-matrix:targets:", "  egress-matrix:allowFirewallReplacement: 
 def test_firewall_resources_are_registered_protected_and_their_rules_are_not(base):
     protected = {(r["type"], r["name"]) for r in base["resources"] if r["protect"]}
     firewall = {(r["type"], r["name"]) for r in base["resources"] if r["type"] in FIREWALL_KINDS}
-    assert protected == firewall and len(firewall) == 12  # Azure policy + 3 RCGs, AWS policy + 4 rule groups + 2 SGs, the proxy Service
+    # Azure policy + 3 RCGs, AWS policy + 4 rule groups + 2 SGs, the proxy Service, the Proxy, Seed and Cluster patches
+    assert protected == firewall and len(firewall) == 15
     # A security group's rules are its children: they would inherit protect, and then no endpoint could ever be removed.
     rules = [r for r in base["resources"] if r["type"] == "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"]
     assert rules and not any(r["protect"] for r in rules)
+    # ... and are deleted with their group: a refused group delete cannot empty it first (the engine deletes dependents first).
+    assert all(r["deletedWith"] == r["parent"] for r in rules)
     (service,) = [r for r in base["resources"] if r["type"] == "kubernetes:core/v1:Service"]
     assert service["replaceOnChanges"] == ["spec.clusterIP"] and service["props"]["spec"]["clusterIP"] == "172.30.0.10"
     assert base["allowFirewallReplacement"] is False and base["cluster"] == "dev"
@@ -96,7 +99,7 @@ def test_a_resource_group_change_names_the_replaced_policy_and_what_it_does(proj
     text = markdown("dev", "main", result)
     assert "#### :rotating_light: Dangers to production" in text
     assert "is emptied before its delete fails: all egress denied. Associate the firewall with the new policy first" in text
-    assert not result["allowed"]
+    assert result["blocking"] == result["dangers"]
 
 
 def test_a_cluster_rename_is_a_replacement_of_every_firewall_resource_not_unrelated_add_and_remove(project, base):
@@ -160,26 +163,48 @@ def test_egress_diff_exits_non_zero_on_a_danger_unless_the_stack_allows_it(repo,
     stack_file = repo / "stacks" / "Pulumi.dev.yaml"
     original = stack_file.read_text()
     dropped = original.replace("targets: [azure, aws, kubernetes]", "targets: [azure, kubernetes]")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
     try:
         stack_file.write_text(dropped)
         code, out, err = run_cli("diff", "--base", "HEAD", "--stack", "dev", "--project", str(repo))
         assert code == 1 and "#### :rotating_light: Dangers to production" in out
-        assert "7 firewall resource(s) would be replaced or deleted; the first: deletes the security group egress-dev-nodes-0" in " ".join(err.split())
+        assert "7 change(s) would replace, delete or strand a firewall resource; the first: deletes the security group egress-dev-nodes-0" in " ".join(err.split())
+        # The flag in the same change does not make a deletion safe: the resource is not registered, so the engine reads its
+        # protection from the state. An update that unprotects it first (the flag deployed with the target kept) does.
+        stack_file.write_text(dropped.replace(*ALLOW))
+        code, out, err = run_cli("diff", "--base", "HEAD", "--stack", "dev", "--project", str(repo))
+        assert code == 1 and "- **delete** (blocks)" in out
+        stack_file.write_text(original.replace(*ALLOW))
+        subprocess.run([*git, "commit", "-q", "-am", "unprotect for the migration"], check=True)
         stack_file.write_text(dropped.replace(*ALLOW))
         code, out, err = run_cli("diff", "--base", "HEAD", "--stack", "dev", "--project", str(repo))
         assert code == 0, err
-        assert "allowed for this change by `allowFirewallReplacement`" in out
+        assert "all allowed by `allowFirewallReplacement`" in out and "was already set in the base: remove it" in out
     finally:
-        stack_file.write_text(original)
+        stack_file.write_text(original)  # the repository is this test's own (module fixture used by it alone)
 
 
-def test_a_capacity_step_names_the_consequence_for_the_stacks_own_policy_and_for_an_external_one():
-    group = {"type": "aws:networkfirewall/ruleGroup:RuleGroup", "name": "egress-dev-nodes-tls-sni", "urn": "g", "props": {"capacity": 100}}
-    bigger = {**group, "props": {"capacity": 200}}
-    policy = {"type": "aws:networkfirewall/firewallPolicy:FirewallPolicy", "name": "egress-dev", "urn": "p", "props": {}}
-    own = compare({"requirements": [], "resources": [group, policy]}, {"requirements": [], "resources": [bigger, policy]})["dangers"]
-    external = compare({"requirements": [], "resources": [group]}, {"requirements": [], "resources": [bigger]})["dangers"]
-    assert own[0].line() == ("replaces the Network Firewall rule group egress-dev-nodes-tls-sni (capacity: 100 -> 200): the new group is created "
-                             "and the policy this stack creates is repointed to it before the old one is deleted (create-before-delete): no "
-                             "gap, but the group is protected, so the change needs allowFirewallReplacement")
-    assert "still references the old group, so its delete fails and the update stops half-way" in external[0].line()
+def test_a_replacement_is_allowed_by_the_flag_in_the_same_change_and_a_stale_flag_is_named(project, base):
+    moved = ("azureResourceGroup: rg-egress-dev", "azureResourceGroup: rg-egress-new")
+    head = _head(project, moved, ALLOW)
+    result = compare(base, head)
+    assert len(result["dangers"]) == 4 and result["blocking"] == []
+    stale = compare(_head(project, ALLOW), head)
+    assert "was already set in the base: remove it once the migration is applied" in markdown("dev", "main", stale)
+
+
+def test_rules_moving_into_a_group_created_in_the_same_change_block_whatever_the_flag(project):
+    counts = ("  egress-matrix:targets:", "  egress-matrix:awsSecurityGroupCounts: [nodes=2]\n  egress-matrix:targets:")
+    one_group = _head(project, matrix_tail=MANY_ADDRESSES.split("\n  - {id: kt40,")[0])
+    both = (counts[0], counts[1].replace("\n", "\n  egress-matrix:awsSecurityGroupsAttached: [nodes=2]\n  egress-matrix:allowFirewallReplacement: true\n", 1))
+    at_once = _head(project, both, matrix_tail=MANY_ADDRESSES)
+    result = compare(one_group, at_once)
+    (danger,) = result["blocking"]
+    assert danger.kind == "move" and danger.name == "egress-dev-nodes-1" and "no network interface carries it yet" in danger.line()
+
+
+def test_the_first_update_of_this_release_says_nothing_is_protected_yet(base):
+    unprotected = {**base, "resources": [{**r, "protect": False} for r in base["resources"]]}
+    head = {**base, "resources": [r for r in base["resources"] if not r["type"].startswith("aws:")]}
+    text = markdown("dev", "main", compare(unprotected, head))
+    assert "7 not yet protected in the stack's state (the first update of this release records it), so `pulumi up` would go ahead" in text
