@@ -4,13 +4,15 @@ actionlint (installed by .ci/run into .tools/actionlint, pinned) must find nothi
 the mistakes planted in a broken workflow, so the first check cannot pass because the linter checks nothing. The
 structural tests pin what the workflows are for: the PR preview and the deployment run pulumi/actions with the
 CrossGuard pack in policy/, and every workflow that works per stack covers exactly the stacks in stacks/ (a new
-stacks/Pulumi.<name>.yaml without its workflow entries fails here). The safety tests (tests/workflow_checks.py, each
-also run on planted mistakes): actions pinned by commit, no checkout keeping its token, the PR preview in its own
-environment with read-only PREVIEW_* credentials, non-production stacks deployed before production ones, and both
-virtualenvs installed from hashed locks that agree with pyproject.toml (docs/CI.md).
+stacks/Pulumi.<name>.yaml without its workflow entries fails here). The safety tests (tests/workflow_checks.py and
+tests/gate_checks.py, each also run on planted mistakes): actions pinned by commit, no checkout keeping its token, the PR preview in its own
+environment with read-only PREVIEW_* credentials, non-production stacks deployed before production ones, every
+update right after a successful preview of the same stack and pack, and both virtualenvs installed from hashed locks
+that agree with pyproject.toml (docs/CI.md).
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from gate_checks import gate_problems
 from workflow_checks import (
     PINNED,
     PINS,
@@ -239,10 +242,11 @@ def test_deployment_runs_pulumi_up_with_the_policy_pack_per_stack_environment():
         assert job["permissions"] == {"contents": "read", "id-token": "write"}
         # The matrix is the chosen stack on a manual run and the job's JSON list on a push.
         assert "inputs.stack" in job["strategy"]["matrix"]["stack"]
-        pulumi_step = the_step_using(job, "pulumi/actions")
+        # A preview (the gate, checked in test_every_update_runs_right_after_a_successful_preview), then the update.
+        assert [s["with"]["command"] for s in steps_using(job, "pulumi/actions")] == ["preview", "up"], job_id
+        pulumi_step = steps_using(job, "pulumi/actions")[1]
         assert pulumi_step["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
         pulumi = pulumi_step["with"]
-        assert pulumi["command"] == "up"
         assert "matrix.stack" in pulumi["stack-name"]
         assert pulumi["policyPacks"] == "policy"
         assert pulumi["policyPackConfigs"] == "policy/config/default.json"
@@ -384,6 +388,68 @@ def test_order_check_catches_production_first_or_all_at_once():
         "pulumi-up.yml: jobs ['up'], expected non-production and production"]
 
 
+# --- preview before update (issue 17) ---------------------------------------------------------------------------
+
+
+def test_every_update_runs_right_after_a_successful_preview():
+    # pulumi/actions' `up` skips the preview; only a preview refuses a protected delete before anything changes.
+    up = load("pulumi-up.yml")
+    assert gate_problems(up) == []
+    for job_id, job in up["jobs"].items():
+        preview, update = steps_using(job, "pulumi/actions")
+        assert preview["id"] == "preview" and update["if"] == "steps.preview.outcome == 'success'", job_id
+
+
+def test_gate_check_catches_an_ungated_or_mismatched_update():
+    up = load("pulumi-up.yml")
+    pristine = copy.deepcopy(up["jobs"]["production"])  # both jobs share one steps list (a YAML anchor): copy it
+
+    def planted(change) -> list[str]:
+        job = copy.deepcopy(pristine)
+        change(job["steps"], *[s for s in job["steps"] if s.get("uses", "").startswith("pulumi/actions@")])
+        return gate_problems({"jobs": {"production": job}})
+
+    where = "pulumi-up.yml: job production: pulumi up"
+    n = len(pristine["steps"])  # the update is the last step
+    # The workflow before this gate: `up` alone (pulumi/actions runs it with --skip-preview).
+    def no_preview(steps, preview, update):
+        steps.remove(preview)
+        update.pop("if")
+    assert planted(no_preview) == [f"{where} (step {n - 1}) is not right after a pulumi/actions preview"]
+    # A preview the update does not wait for, or that a failure does not stop.
+    assert planted(lambda steps, preview, update: update.pop("if")) == [
+        f"{where} (step {n}) does not run only if the preview succeeded (if: steps.preview.outcome == 'success'; it has None)"]
+    assert planted(lambda steps, preview, update: update.update({"if": "${{ always() && steps.preview.outcome == 'success' }}"})) == [
+        f"{where} (step {n}) does not run only if the preview succeeded (if: steps.preview.outcome == 'success'; "
+        "it has \"${{ always() && steps.preview.outcome == 'success' }}\")"]
+    assert planted(lambda steps, preview, update: preview.pop("id")) == [
+        f"{where} (step {n}): the preview before it has no id, so the update cannot test its outcome"]
+    # A preview of something else: another stack, no policy pack, other credentials.
+    def other_stack(steps, preview, update):
+        preview["with"]["stack-name"] = "dev"
+        del preview["with"]["policyPacks"]
+        preview["env"] = {**preview["env"], "ARM_CLIENT_ID": "${{ vars.PREVIEW_AZURE_CLIENT_ID }}"}
+    assert planted(other_stack) == [
+        f"{where} (step {n}): the preview before it differs in policyPacks, stack-name",
+        f"{where} (step {n}): the preview before it runs with a different env",
+    ]
+    # A step between the preview and the update (it could change the checkout the update runs).
+    assert planted(lambda steps, preview, update: steps.insert(n - 1, {"run": "git checkout -"})) == [
+        f"{where} (step {n + 1}) is not right after a pulumi/actions preview"]
+    # A failed update that counts as a success (production would follow it).
+    assert planted(lambda steps, preview, update: update.update({"continue-on-error": True})) == [
+        f"{where} (step {n}) is continue-on-error: a failed update would let the job succeed"]
+    # Destroy and the CLI run by a script need the gate too (the alias `update`, still gated, passes).
+    def others(steps, preview, update):
+        update["with"]["command"] = "update"
+        steps.append({"uses": update["uses"], "with": {**update["with"], "command": "destroy"}})
+        steps.append({"run": "pulumi up --yes --stack dev"})
+    assert planted(others) == [
+        f"pulumi-up.yml: job production: pulumi destroy (step {n + 1}) is not right after a pulumi/actions preview",
+        f"pulumi-up.yml: job production: step {n + 2} runs the pulumi CLI's up/destroy outside the gated step",
+    ]
+
+
 # --- hashed locks --------------------------------------------------------------------------------------------------
 
 
@@ -421,7 +487,8 @@ def test_locks_agree_with_each_other_and_target_the_workflows_python():
             assert str(the_step_using(job, "actions/setup-python")["with"]["python-version"]) == target_python(), name
             assert job["runs-on"].startswith("ubuntu-"), name  # Linux x86_64, as locked
             # The Pulumi CLI is the release of the locked SDK: a CLI release changes diffs like a provider's.
-            assert the_step_using(job, "pulumi/actions")["with"]["pulumi-version"] == program["pulumi"][0], name
+            for step in steps_using(job, "pulumi/actions"):
+                assert step["with"]["pulumi-version"] == program["pulumi"][0], name
 
 
 def test_both_venvs_are_installed_from_the_hashed_locks():
