@@ -255,11 +255,15 @@ def write_output(out: Path, files: Mapping[str, str], scopes: Iterable[str], pro
             result.written.append(_write_file(out, name, data[name]))
             recorded[name] = _sha(data[name])
     except OSError as exc:
-        raise OutDirError(f"--out '{out}': {exc.filename or out}: {exc.strerror}. Fix: make the folder writable, or pass another "
-                          "--out") from None
-    finally:
-        try:  # what was written so far, so a later run can still tell its files from the user's
+        try:  # what was written so far, so a later run can still tell its files from the user's (best effort: already failing)
             _write_manifest(out, recorded)
         except OSError:
             pass
+        raise OutDirError(f"--out '{out}': {exc.filename or out}: {exc.strerror}. Fix: make the folder writable, or pass another "
+                          "--out") from None
+    try:
+        _write_manifest(out, recorded)
+    except OSError as exc:  # without it, the next run could not tell these files from the user's: not a success
+        raise OutDirError(f"--out '{out}': cannot record what was written ({exc.strerror}). Fix: make the folder writable, or pass "
+                          "another --out") from None
     return result

@@ -197,3 +197,13 @@ def test_preview_and_render_share_one_folder(run_cli, tmp_path):
     assert code == 0, err
     assert json.loads((tmp_path / MANIFEST).read_text())["files"] == listed
     assert (tmp_path / "kubernetes" / "my-notes.md").read_text() == "mine"
+
+
+def test_a_manifest_that_cannot_be_written_is_an_error_not_a_silent_success(tmp_path, monkeypatch):
+    # Without the manifest the next run could not tell these files from the user's (it would refuse the folder).
+    def refuse(*_args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("egress.outdir._write_manifest", refuse)
+    with pytest.raises(OutDirError, match=r"cannot record what was written \(No space left on device\)"):
+        write_output(tmp_path / "out", {"azure/a.json": "a"}, ["azure"])
