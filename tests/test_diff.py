@@ -2,34 +2,19 @@
 comment stays under GitHub's limit; a bad base ref is one clear error."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from egress.project import open_project
 from egress_preview.diff import GITHUB_COMMENT_LIMIT, DiffError, base_snapshot, compare, markdown, truncate
+from project_tree import git_repository
 
 ROOT = Path(__file__).resolve().parents[1]
-TREE = ["Pulumi.yaml", "__main__.py", "matrix", "stacks", "egress", "egress_preview", "components", "policy"]
-
-
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> Path:
     """A git repository holding the project, one commit."""
-    directory = tmp_path_factory.mktemp("repo")
-    for name in TREE:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, directory / name, ignore=shutil.ignore_patterns("__pycache__", "venv"))
-        else:
-            shutil.copy(source, directory / name)
-    git = ["git", "-C", str(directory), "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "base"], check=True)
-    return directory
+    return git_repository(tmp_path_factory.mktemp("repo"))
 
 
 def test_enabling_one_add_on_shows_exactly_its_requirements_and_rules(repo, run_cli):

@@ -3,7 +3,6 @@ every change that would replace or delete one (or move a security-group rule), f
 migration. Each scenario is a stack edit the review reproduced as an outage."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,25 +13,13 @@ from egress_preview.dangers import FIREWALL_KINDS
 from egress_preview.diff import compare, markdown
 from egress_preview.preview import preview, snapshot
 from egress_preview.program import ProgramError
+from project_tree import copy_project, git, git_repository
 
-ROOT = Path(__file__).resolve().parents[1]
-TREE = ["Pulumi.yaml", "__main__.py", "matrix", "stacks", "egress", "egress_preview", "components", "policy"]
-NTP_CIDRS = ",".join(f"198.18.{i}.0/24" for i in range(61))
-
-
-def _copy(directory: Path) -> Path:
-    for name in TREE:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, directory / name, ignore=shutil.ignore_patterns("__pycache__", "venv"))
-        else:
-            shutil.copy(source, directory / name)
-    return directory
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    return _copy(tmp_path_factory.mktemp("project"))
+    return copy_project(tmp_path_factory.mktemp("project"))
 
 
 @pytest.fixture(scope="module")
@@ -151,19 +138,13 @@ def test_attaching_a_second_group_flags_every_rule_that_changes_group(project):
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> Path:
-    directory = _copy(tmp_path_factory.mktemp("repo"))
-    git = ["git", "-C", str(directory), "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "base"], check=True)
-    return directory
+    return git_repository(tmp_path_factory.mktemp("repo"))  # this test's own: it commits to it
 
 
 def test_egress_diff_exits_non_zero_on_a_danger_unless_the_stack_allows_it(repo, run_cli):
     stack_file = repo / "stacks" / "Pulumi.dev.yaml"
     original = stack_file.read_text()
     dropped = original.replace("targets: [azure, aws, kubernetes]", "targets: [azure, kubernetes]")
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
     try:
         stack_file.write_text(dropped)
         code, out, err = run_cli("diff", "--base", "HEAD", "--stack", "dev", "--project", str(repo))
@@ -175,7 +156,7 @@ def test_egress_diff_exits_non_zero_on_a_danger_unless_the_stack_allows_it(repo,
         code, out, err = run_cli("diff", "--base", "HEAD", "--stack", "dev", "--project", str(repo))
         assert code == 1 and "- **delete** (blocks)" in out
         stack_file.write_text(original.replace(*ALLOW))
-        subprocess.run([*git, "commit", "-q", "-am", "unprotect for the migration"], check=True)
+        subprocess.run([*git(repo), "commit", "-q", "-am", "unprotect for the migration"], check=True)
         stack_file.write_text(dropped.replace(*ALLOW))
         code, out, err = run_cli("diff", "--base", "HEAD", "--stack", "dev", "--project", str(repo))
         assert code == 0, err
