@@ -42,3 +42,20 @@ def run_cli(capsys, monkeypatch):
         return code, out, err
 
     return run
+
+
+@pytest.fixture
+def loop():
+    """A fresh event loop for a test that runs the Pulumi program under the SDK's mocks itself."""
+    import asyncio
+
+    import pulumi
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    # A fresh root stack resource per test: one left by an earlier test belongs to a closed loop, and a resource
+    # registered before a synchronous invoke (the explicit provider) would wait on it.
+    pulumi.runtime.settings.ROOT.set(None)
+    yield loop
+    loop.close()
+    asyncio.set_event_loop(None)

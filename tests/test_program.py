@@ -31,16 +31,6 @@ def stack_config(stack: str) -> dict[str, str]:
     return {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
 
 
-@pytest.fixture
-def loop():
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    # A fresh root stack resource per test: one left by an earlier test belongs to a closed loop, and a resource
-    # registered before a synchronous invoke (the explicit provider) would wait on it.
-    pulumi.runtime.settings.ROOT.set(None)
-    yield loop
-    loop.close()
-    asyncio.set_event_loop(None)
 
 
 AZURE_GROUPS = {"dev": ["egress-dev-aks", "egress-dev-kkp", "egress-dev-openshift"], "aks-china": ["egress-aks-china-aks"], "aks-spoke": ["egress-payments-aks"],

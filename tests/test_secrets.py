@@ -3,7 +3,6 @@ key in proxyTrustedCa are refused at every entry point (CLI, the Pulumi program,
 written or registered, and no message, file or output ever quotes them (egress/redact.py, egress/pem.py)."""
 from __future__ import annotations
 
-import asyncio
 import datetime
 import json
 import runpy
@@ -212,14 +211,6 @@ class _Mocks(pulumi.runtime.Mocks):
         return {}
 
 
-@pytest.fixture
-def loop():
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    pulumi.runtime.settings.ROOT.set(None)
-    yield loop
-    loop.close()
-    asyncio.set_event_loop(None)
 
 
 @pytest.mark.parametrize("extra, secret, message", [
