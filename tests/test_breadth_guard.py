@@ -14,7 +14,7 @@ from egress.addresses import AddressError, parse_fqdn, parse_no_proxy_entry, par
 from egress.profile import Profile
 from egress.targets import TARGETS
 from egress.targets.guard import BreadthError, check_breadth
-from test_program import RecordingMocks, loop, stack_config  # noqa: F401 - loop is a fixture
+from test_program import RecordingMocks, stack_config
 
 STACK_TARGETS = {"kkp-aws": "aws", "aks-public": "azure", "proxy-only": "kubernetes"}
 
