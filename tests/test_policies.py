@@ -62,9 +62,11 @@ def test_stack_policies_pin_their_violations_to_resources():
         "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-openshift'"]
 
 
-def test_an_unknown_value_stops_only_the_policies_that_read_it():
-    """In a real first preview some values are not known yet. One in a resource a policy ignores must not stop it; one
-    in a resource it judges makes Pulumi report the policy as unable to run there (advisory), as the SDK does."""
+def test_an_unknown_value_never_stops_a_policy_and_what_cannot_be_judged_is_said():
+    """In a real first preview some values are not known yet. Pulumi answers a policy that reads one with a single
+    advisory "can't run" (a mandatory policy included), so the pack reads around them: an unknown in a resource a
+    policy ignores changes nothing; an IP Group id not known yet is paired with the id the rules reference (the program
+    constructs it); what still cannot be judged is its own mandatory finding, never "allowed" and never a crash."""
     from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
     from egress_preview.pack import run_pack
@@ -75,7 +77,17 @@ def test_an_unknown_value_stops_only_the_policies_that_read_it():
     broken = edited(unknown_elsewhere, [{"resource": "egress-aks", "set": "ruleCollections.1.rules.2.targetFqdns",
                                          "value": ["azure.archive.ubuntu.com", "security.ubuntu.com"]}])
     assert [(v.policy, v.level) for v in run_pack(broken) if v.level == "mandatory"] == [("required-egress-complete", "mandatory")]
-    unknown_judged = edited(recording("dev"), [{"resource": "egress-nodes", "set": "id", "value": UNKNOWN_STRING_VALUE}])
-    stopped = [v for v in run_pack(unknown_judged) if "during preview" in v.message]
-    assert sorted({(v.policy, v.level) for v in stopped}) == [("egress-least-privilege", "advisory"), ("egress-not-open", "advisory"),
-                                                              ("required-egress-complete", "advisory")]
+    unknown_id = edited(recording("dev"), [{"resource": "egress-nodes", "set": "id", "value": UNKNOWN_STRING_VALUE},
+                                           {"resource": "egress-nodes", "set": "name", "value": UNKNOWN_STRING_VALUE}])
+    assert [v for v in run_pack(unknown_id) if v.level == "mandatory" or "during preview" in v.message] == []
+    # The rules' reference unknown too, and no propertyDependencies to say which group: which sources is open.
+    rcg = next(r for r in recording("dev").resources if r.name == "egress-aks")
+    unknown_refs = edited(unknown_id, [{"resource": "egress-aks", "set": f"ruleCollections.{c}.rules.{i}.sourceIpGroups", "value": [UNKNOWN_STRING_VALUE]}
+                                       for c, collection in enumerate(rcg.props["ruleCollections"]) for i, rule in enumerate(collection["rules"])
+                                       if rule.get("sourceIpGroups")])
+    found = run_pack(unknown_refs)
+    assert not [v for v in found if "during preview:" in v.message]  # no "can't run"
+    cannot = sorted({(v.policy, v.level, v.resource) for v in found if "cannot judge" in v.message})
+    assert cannot == [("egress-not-open", "mandatory", "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-aks'"),
+                      ("required-egress-complete", "mandatory", "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-aks'")]
+    assert all("sourceIpGroups" in v.message for v in found if "cannot judge" in v.message)

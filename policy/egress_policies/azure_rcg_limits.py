@@ -8,7 +8,7 @@ from collections import defaultdict
 from pulumi_policy import EnforcementLevel, Severity, StackValidationPolicy
 
 from egress.deployed import DeployedResource
-from egress.targets.azure.deployed import RCG_TYPE, rcg_body, rcg_name
+from egress.targets.azure.deployed import RCG_TYPE, policy_of, rcg_body, rcg_name
 from egress.targets.azure.plan import MAX_DESCRIPTION, MAX_RCG_BYTES, MAX_RCGS_PER_POLICY
 
 from .support import stack_validator
@@ -17,7 +17,7 @@ NAME = "azure-rcg-limits"
 
 
 def policy_key(resource: DeployedResource) -> str:
-    return f"{resource.props.get('resourceGroupName')}/{resource.props.get('firewallPolicyName')}"
+    return policy_of(resource)
 
 
 def findings(resources: list[DeployedResource]) -> list[tuple[str, str]]:

@@ -11,6 +11,8 @@ from egress.deployed import DeployedResource
 from egress.targets.aws.deployed import EGRESS_RULE_TYPE
 from egress.targets.azure.deployed import RCG_TYPE
 
+from egress.targets.unknowns import judgeable
+
 from .support import JUDGED_TYPES, is_open, stack_context, stack_validator, target_verdict
 
 NAME = "egress-least-privilege"
@@ -42,7 +44,7 @@ def _sg_wide(resource: DeployedResource) -> Iterator[str]:
 
 def findings(resources: list[DeployedResource], report_extra: bool = True) -> list[tuple[str, str | None]]:
     out: list[tuple[str, str | None]] = []
-    for resource in resources:
+    for resource in judgeable(resources):
         wide = _azure_wide(resource) if resource.type == RCG_TYPE else _sg_wide(resource) if resource.type == EGRESS_RULE_TYPE else iter(())
         out += [(text, resource.urn) for text in wide]
     if report_extra:

@@ -12,7 +12,9 @@ from egress.targets.allows import target_allows
 from egress.targets.guard import accepted_flows, limits_of, no_proxy_findings
 
 from .objects import is_openshift_proxy, no_proxy_lists, spec
-from .support import JUDGED_TYPES, stack_context, stack_validator
+from egress.targets.unknowns import judgeable
+
+from .support import JUDGED_TYPES, blocked, stack_context, stack_validator
 
 NAME = "egress-not-open"
 PROXY_TYPES = ("kubernetes:core/v1:Secret", "kubernetes:config.openshift.io/v1:ProxyPatch", "kubernetes:config.openshift.io/v1:Proxy",
@@ -35,8 +37,9 @@ def findings(resources: list[DeployedResource]) -> list[tuple[str, str | None]]:
     accepted = accepted_flows(context.catalog, context.requirements)
     out: list[tuple[str, str | None]] = []
     for name in profile.targets:
-        allows = target_allows(name, TARGETS[name].deployed(resources), profile)
+        allows = target_allows(name, TARGETS[name].deployed(judgeable(resources)), profile)
         out += [(f"{name}: {finding}", None) for finding in judge(allows, limits, accepted)]
+        out += blocked(name, resources)
     for resource in resources:
         for field, entries in _no_proxy(resource):
             out += [(f"{field}: {finding}", resource.urn) for finding in no_proxy_findings((("entry", e) for e in entries), limits)]

@@ -16,9 +16,12 @@ from typing import Any, Callable, Iterable, Optional
 
 import pulumi
 from pulumi_policy import ResourceValidationArgs, StackValidationArgs
+from pulumi_policy.proxy import UnknownValueError
 
 from egress.catalog import load_catalog
-from egress.deployed import DeployedResource, plain
+from collections.abc import Mapping, Sequence
+
+from egress.deployed import UNKNOWN, DeployedResource
 from egress.errors import EgressError
 from egress.redact import redact as redact_text
 from egress.models import Catalog, Requirement
@@ -26,6 +29,7 @@ from egress.profile import PROJECT, SECRET_KEYS, Profile, config_keys, profile_f
 from egress.project import find_project
 from egress.resolve import resolve
 from egress.targets import TARGETS, Verdict
+from egress.targets.unknowns import judgeable, target_types, unjudged
 
 
 # What the target evaluators read: the resources every target rebuilds its artefacts from.
@@ -83,7 +87,7 @@ def target_verdict(name: str, resources: list[DeployedResource]) -> tuple[dict[s
     Two stack policies judge the same artefacts in one analysis: the verdict is computed once per stack and content."""
     context = stack_context()
     spec = TARGETS[name]
-    artefacts = spec.deployed(resources)
+    artefacts = spec.deployed(judgeable(resources))  # what a preview cannot know yet is reported by blocked(), not judged
     key = (context.key, name, tuple(sorted(artefacts.items())))
     if key not in _VERDICTS:
         if len(_VERDICTS) > 16:
@@ -94,32 +98,83 @@ def target_verdict(name: str, resources: list[DeployedResource]) -> tuple[dict[s
     return artefacts, enforced, verdict
 
 
+def blocked(name: str, resources: list[DeployedResource]) -> list[tuple[str, Optional[str]]]:
+    """(message, urn) per resource of target ``name`` a preview cannot judge yet (egress/targets/unknowns.py)."""
+    wanted = target_types(name)
+    return [(f"{name}: {u.message()}", u.resource.urn) for u in unjudged(r for r in resources if r.type in wanted)]
+
+
+def known(value: Any, path: str = "", unknowns: Optional[list[str]] = None) -> Any:
+    """The engine's proxies as plain dicts and lists (whole floats as ints), every value a preview cannot know replaced
+    by UNKNOWN and its dotted path added to ``unknowns``. Reading an unknown through the proxies raises, and Pulumi then
+    answers one advisory "can't run policy" for the whole policy, a mandatory one included; this reads around them so
+    each check can decide what an unknown means for it (egress/targets/unknowns.py)."""
+    unknowns = [] if unknowns is None else unknowns
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Mapping, Sequence)):
+        return value
+    keys = list(value) if isinstance(value, Mapping) else list(range(len(value)))
+    out: Any = {} if isinstance(value, Mapping) else []
+    for key in keys:
+        where = (f"{path}.{key}" if path else str(key)) if isinstance(value, Mapping) else f"{path}[{key}]"
+        try:
+            item = known(value[key], where, unknowns)
+        except UnknownValueError:
+            unknowns.append(where)
+            item = UNKNOWN
+        if isinstance(out, dict):
+            out[str(key)] = item
+        else:
+            out.append(item)
+    return out
+
+
+def _resource(type_: str, name: str, urn: str, props: Any, opts: Any, **extra: Any) -> DeployedResource:
+    unknowns: list[str] = []
+    plain_props = known(props, "", unknowns)
+    return DeployedResource(type=type_, name=name, urn=urn, props=plain_props, unknowns=tuple(unknowns),
+                            additional_secret_outputs=tuple(opts.additional_secret_outputs or ()), **extra)
+
+
 def resource_of(args: ResourceValidationArgs, prefix: str = "kubernetes:") -> Optional[DeployedResource]:
-    """The resource under validation, or None when its type is not one the policy reads. Only what a policy reads is
-    converted: in a real preview a value not known yet (an id) raises, and Pulumi reports that policy as unable to run
-    there; an unknown value in a resource the policy ignores must not stop it."""
+    """The resource under validation (its checked inputs), or None when its type is not one the policy reads."""
     if not args.resource_type.startswith(prefix):
         return None
-    return DeployedResource(type=args.resource_type, name=args.name, urn=args.urn, props=plain(args.props),
-                            additional_secret_outputs=tuple(args.opts.additional_secret_outputs or ()))
+    return _resource(args.resource_type, args.name, args.urn, args.props, args.opts)
 
 
 def resources_of(args: StackValidationArgs, types: Iterable[str]) -> list[DeployedResource]:
-    """The stack's resources of ``types`` (type tokens; a token ending in ':' is a prefix), converted; the others untouched."""
+    """The stack's resources of ``types`` (type tokens; a token ending in ':' is a prefix), converted with the unknowns
+    marked and the engine's propertyDependencies kept; the others untouched."""
     wanted = tuple(types)
-    return [DeployedResource(type=r.resource_type, name=r.name, urn=r.urn, props=plain(r.props), parent=r.parent.urn if r.parent else None,
-                             dependencies=tuple(d.urn for d in r.dependencies),
-                             additional_secret_outputs=tuple(r.opts.additional_secret_outputs or ()))
-            for r in args.resources if r.resource_type in wanted or r.resource_type.startswith(tuple(t for t in wanted if t.endswith(":")))]
+    prefixes = tuple(t for t in wanted if t.endswith(":"))
+    return [_resource(r.resource_type, r.name, r.urn, r.props, r.opts, parent=r.parent.urn if r.parent else None,
+                      dependencies=tuple(sorted(d.urn for d in r.dependencies)),
+                      property_dependencies=tuple(sorted((k, tuple(sorted(d.urn for d in v))) for k, v in (r.property_dependencies or {}).items())))
+            for r in args.resources if r.resource_type in wanted or r.resource_type.startswith(prefixes or ("\0",))]
+
+
+def _failed(exc: Exception) -> str:
+    """An unexpected error inside a check, as that check's own violation: an exception escaping a policy would fail the
+    engine's whole run (every other policy's verdict lost), and silence would pass what was not judged."""
+    return redact(f"could not judge: {type(exc).__name__}: {exc}. This is a defect of the egress-matrix pack: report it with the "
+                  f"stack's `egress preview` output")
 
 
 def resource_validator(violations: Callable[..., list[str]], *settings: tuple[str, Any]) -> Callable:
     """A resource policy's validate: ``violations(resource, *setting values)`` for the Kubernetes objects it reads."""
     def validate(args: ResourceValidationArgs, report_violation: Callable) -> None:
-        resource = resource_of(args)
-        if resource is None:
-            return
-        for message in violations(resource, *(config_value(args, key, default) for key, default in settings)):
+        try:
+            resource = resource_of(args)
+            if resource is None:
+                return
+            messages = violations(resource, *(config_value(args, key, default) for key, default in settings))
+        except EgressError as exc:  # the stack's config refused: the program stops too, and says the same
+            messages = [str(exc)]
+        except Exception as exc:  # noqa: BLE001 - see _failed
+            messages = [_failed(exc)]
+        for message in messages:
             report_violation(redact(message), None)
     return validate
 
@@ -129,7 +184,13 @@ def stack_validator(findings: Callable[..., list[tuple[str, Optional[str]]]], ty
     wanted = tuple(types)
 
     def validate(args: StackValidationArgs, report_violation: Callable) -> None:
-        for message, urn in findings(resources_of(args, wanted), *(config_value(args, key, default) for key, default in settings)):
+        try:
+            found = findings(resources_of(args, wanted), *(config_value(args, key, default) for key, default in settings))
+        except EgressError as exc:  # the stack's config refused: the program stops too, and says the same
+            found = [(str(exc), None)]
+        except Exception as exc:  # noqa: BLE001 - see _failed
+            found = [(_failed(exc), None)]
+        for message, urn in found:
             report_violation(redact(message), urn)
     return validate
 

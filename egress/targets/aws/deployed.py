@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Optional
 
-from ...deployed import DeployedResource, of_type
+from ...deployed import UNKNOWN, DeployedResource, of_type
 from .evaluate import POLICY_FILE, RULES_FILE, SECURITY_GROUPS_FILE
 from .priorities import MAX_OFFSET, offset_of_name
 from .render import engine_rules
@@ -53,11 +53,12 @@ def _policy_body(policy: DeployedResource) -> dict[str, Any]:
 
 def priorities(resources: list[DeployedResource]) -> dict[str, Optional[int]]:
     """Logical rule-group name -> its priority in the stack's firewall policy (None: not referenced by one)."""
-    by_arn = {r.props.get("arn"): r.name for r in of_type(resources, RULE_GROUP_TYPE)}
+    # An ARN a preview does not know yet (a rule group created by this update) joins nothing: that group keeps its slot.
+    by_arn = {r.props.get("arn"): r.name for r in of_type(resources, RULE_GROUP_TYPE) if r.props.get("arn") not in (None, UNKNOWN)}
     found: dict[str, Optional[int]] = {r.name: None for r in of_type(resources, RULE_GROUP_TYPE)}
     for policy in of_type(resources, POLICY_TYPE):
-        for ref in (policy.props.get("firewallPolicy") or {}).get("statefulRuleGroupReferences", []):
-            if ref.get("resourceArn") in by_arn:
+        for ref in (policy.props.get("firewallPolicy") or {}).get("statefulRuleGroupReferences") or []:
+            if ref.get("resourceArn") in by_arn and ref.get("priority") != UNKNOWN:
                 found[by_arn[ref["resourceArn"]]] = int(ref.get("priority"))
     return found
 
@@ -66,7 +67,10 @@ def security_group_document(resources: list[DeployedResource]) -> dict[str, Any]
     groups = []
     for group in sorted(of_type(resources, SECURITY_GROUP_TYPE), key=lambda g: g.name):
         tags = group.props.get("tags") or {}
-        rules = [r for r in of_type(resources, EGRESS_RULE_TYPE) if r.parent == group.urn or r.props.get("securityGroupId") == group.props.get("id")]
+        group_id = group.props.get("id")
+        # By parent (known at any preview), or by the group's id where both are known: two unknown ids are not a match.
+        rules = [r for r in of_type(resources, EGRESS_RULE_TYPE)
+                 if r.parent == group.urn or (group_id not in (None, UNKNOWN) and r.props.get("securityGroupId") == group_id)]
         permissions = []
         for rule in sorted(rules, key=lambda r: r.name):
             p = rule.props

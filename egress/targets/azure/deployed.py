@@ -7,22 +7,126 @@ known. Groups or IP Groups that live outside the stack are not resources here: t
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from dataclasses import replace
+from typing import Any, Iterable, Optional
 
-from ...deployed import DeployedResource, of_type
+from ...deployed import UNKNOWN, DeployedResource, of_type
+from ...models import ROLES
 
 RCG_TYPE = "azure-native:network:FirewallPolicyRuleCollectionGroup"
 IP_GROUP_TYPE = "azure-native:network:IpGroup"
 POLICY_TYPE = "azure-native:network:FirewallPolicy"
 
 
+IP_GROUP_FIELDS = ("sourceIpGroups", "destinationIpGroups")
+
+
+def _known(value: Any) -> Optional[str]:
+    return str(value) if value and value != UNKNOWN else None
+
+
 def rcg_name(resource: DeployedResource) -> str:
-    return str(resource.props.get("ruleCollectionGroupName") or resource.props.get("name") or resource.name)
+    return str(_known(resource.props.get("ruleCollectionGroupName")) or _known(resource.props.get("name")) or resource.name)
+
+
+def policy_of(resource: DeployedResource) -> str:
+    """The Firewall Policy an RCG belongs to, as resource group/policy name: from its inputs (a plan, a resource policy)
+    or, in outputs, which carry no path parameters, from its ARM id (case-folded: ARM ids are case-insensitive). Unknown
+    until the policy and the group exist on a first deployment."""
+    group, policy = _known(resource.props.get("resourceGroupName")), _known(resource.props.get("firewallPolicyName"))
+    if group and policy:
+        return f"{group}/{policy}".lower()
+    parts = str(_known(resource.props.get("id")) or "").split("/")
+    lowered = [p.lower() for p in parts]
+    if "resourcegroups" in lowered and "firewallpolicies" in lowered:
+        return f"{parts[lowered.index('resourcegroups') + 1]}/{parts[lowered.index('firewallpolicies') + 1]}".lower()
+    return "(the policy this stack creates; not created yet)"
+
+
+def _ids_folded(collections: Any) -> Any:
+    """The rule collections with every IP Group id case-folded: ARM ids are case-insensitive, and the ids in rules and
+    the ids of the groups may differ in case (a user's spelling, the service's)."""
+    if not isinstance(collections, list):
+        return collections
+    out = []
+    for collection in collections:
+        if not isinstance(collection, dict):
+            out.append(collection)
+            continue
+        rules = [{**rule, **{k: [str(i).lower() for i in rule[k]] for k in IP_GROUP_FIELDS if isinstance(rule.get(k), list)}}
+                 if isinstance(rule, dict) else rule for rule in collection.get("rules") or []]
+        out.append({**collection, "rules": rules})
+    return out
 
 
 def rcg_body(resource: DeployedResource) -> dict[str, Any]:
     return {"name": rcg_name(resource), "properties": {"priority": resource.props.get("priority"),
-                                                      "ruleCollections": resource.props.get("ruleCollections", [])}}
+                                                      "ruleCollections": _ids_folded(resource.props.get("ruleCollections", []))}}
+
+
+def referenced_ip_groups(resources: Iterable[DeployedResource]) -> set[str]:
+    """Every IP Group id the RCGs reference, case-folded."""
+    found: set[str] = set()
+    for group in of_type(resources, RCG_TYPE):
+        for collection in group.props.get("ruleCollections") or []:
+            for rule in (collection.get("rules") or []) if isinstance(collection, dict) else []:
+                for key in IP_GROUP_FIELDS:
+                    found.update(str(i).lower() for i in (rule.get(key) or []) if isinstance(rule, dict) and i != UNKNOWN)
+    return found
+
+
+def _role_of(name: str) -> Optional[str]:
+    return next((role for role in sorted(ROLES, key=len, reverse=True) if name.lower().endswith(f"-{role}")), None)
+
+
+def ip_group_keys(resources: Iterable[DeployedResource]) -> dict[str, Optional[str]]:
+    """URN of each IP Group -> the (case-folded) id the rules reference it by, None where that cannot be told yet.
+    Known ids are themselves. On a first deployment (or an update of the group) a preview does not know a group's id,
+    while the rules carry the id the program constructs (subscription, resource group, name): an unknown-id group is
+    paired with the one referenced id no known group has, by its name where known, else by the role both names end
+    with (the component names each group after its role). A reference resolved through propertyDependencies is the
+    group's URN (``resolve_ip_group_references``)."""
+    resources = list(resources)
+    groups = of_type(resources, IP_GROUP_TYPE)
+    referenced = referenced_ip_groups(resources)
+    keys: dict[str, Optional[str]] = {g.urn: (_known(g.props.get("id")) or "").lower() or None for g in groups}
+    open_refs = referenced - {k for k in keys.values() if k}
+    for group in (g for g in groups if keys[g.urn] is None):
+        if group.urn.lower() in open_refs:
+            keys[group.urn] = group.urn.lower()
+            continue
+        name = _known(group.props.get("name"))
+        if name:
+            candidates = [r for r in open_refs if r.rsplit("/", 1)[-1] == name.lower()]
+        else:
+            role = _role_of(group.name)
+            candidates = [r for r in open_refs if role and _role_of(r.rsplit("/", 1)[-1]) == role]
+        if len(candidates) == 1:
+            keys[group.urn] = candidates[0]
+            open_refs.discard(candidates[0])
+    return keys
+
+
+def resolve_ip_group_references(resources: list[DeployedResource]) -> list[DeployedResource]:
+    """RCGs whose rules reference an IP Group by an id the preview does not know yet: where the engine says the rules
+    were computed from exactly one IP Group (propertyDependencies), that group's URN stands in for the unknown id."""
+    by_urn = {r.urn: r for r in resources}
+    out = []
+    for resource in resources:
+        unknown = [p for p in resource.unknown_under("ruleCollections") if any(f".{k}[" in p for k in IP_GROUP_FIELDS)]
+        sources = [u for u in resource.depends_through("ruleCollections") if u in by_urn and by_urn[u].type == IP_GROUP_TYPE]
+        if resource.type != RCG_TYPE or not unknown or len(sources) != 1:
+            out.append(resource)
+            continue
+        collections = json.loads(json.dumps(resource.props.get("ruleCollections") or []))
+        for collection in collections:
+            for rule in collection.get("rules") or []:
+                for key in IP_GROUP_FIELDS:
+                    if isinstance(rule.get(key), list):
+                        rule[key] = [sources[0] if i == UNKNOWN else i for i in rule[key]]
+        out.append(replace(resource, props={**resource.props, "ruleCollections": collections},
+                           unknowns=tuple(p for p in resource.unknowns if p not in unknown)))
+    return out
 
 
 def _text(document: Any) -> str:
@@ -30,11 +134,12 @@ def _text(document: Any) -> str:
 
 
 def artefacts(resources: Iterable[DeployedResource]) -> dict[str, str]:
-    resources = list(resources)
+    resources = resolve_ip_group_references(list(resources))
     files = {f"azure/{rcg_name(r)}.json": _text(rcg_body(r)) for r in of_type(resources, RCG_TYPE)}
+    keys = ip_group_keys(resources)
     for group in of_type(resources, IP_GROUP_TYPE):
-        name = str(group.props.get("ipGroupsName") or group.props.get("name") or group.name)
-        if group.props.get("id"):
-            files[f"azure/ip-groups/{name}.json"] = _text({"id": group.props["id"], "name": name,
+        name = str(_known(group.props.get("ipGroupsName")) or _known(group.props.get("name")) or group.name)
+        if keys[group.urn]:
+            files[f"azure/ip-groups/{name}.json"] = _text({"id": keys[group.urn], "name": name,
                                                            "properties": {"ipAddresses": list(group.props.get("ipAddresses", []))}})
     return files
