@@ -27,6 +27,7 @@ from egress.errors import EgressError
 from egress.gcpause import paused_gc
 from egress.profile import PROJECT, config_keys
 from egress.stack_file import read_stack_file
+from egress_preview.runloop import close_loop
 
 SECRET_STAND_IN = "offline-preview:secret-not-decrypted"
 _SECRET = {rpc._special_sig_key: rpc._special_secret_sig}
@@ -131,9 +132,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         inputs = _unwrap(rpc.deserialize_properties(request.object), "", secret_paths)
         state = _unwrap(self.resources[response.urn].state, "", [])
         self.recorded.inputs[response.urn] = inputs
+        # The SDK collects dependencies in a set: their order changes from run to run, resources.json must not.
         self.recorded.resources.append(DeployedResource(
             type=request.type, name=request.name, urn=response.urn, props=state, parent=request.parent or None,
-            dependencies=tuple(request.dependencies), secret_paths=tuple(secret_paths),
+            dependencies=tuple(sorted(request.dependencies)), secret_paths=tuple(secret_paths),
             additional_secret_outputs=tuple(request.additionalSecretOutputs), protect=bool(request.protect),
             replace_on_changes=tuple(request.replaceOnChanges), aliases=tuple(sorted(a.spec.name or a.urn for a in request.aliases)),
             deleted_with=request.deletedWith or None))
@@ -160,7 +162,7 @@ def _fresh_runtime(directory: Path):
     finally:
         sys.path.remove(str(directory))
         os.chdir(previous)
-        loop.close()
+        close_loop(loop)
         asyncio.set_event_loop(None)
 
 
