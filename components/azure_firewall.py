@@ -11,6 +11,11 @@ Write order, because Azure serializes what the provider does not:
 Protected by default (``protect``; the stack's allowFirewallReplacement lifts it for a planned migration): the created
 policy and the RCGs refuse replacement and deletion in the real ``pulumi preview``/``up``. IP Groups are not: a new one is
 created, referenced and only then the old one deleted. The plan decides everything; this file only maps it to resources.
+
+Rules reference the IP Groups the component creates by their constructed resource id (subscription, resource group, name:
+Azure ids are deterministic), so the rule collection groups are known to the policy pack at a first ``pulumi preview``,
+when the created ids are not. At ``up`` each constructed id is checked against the created one before any group is
+written. Without azureSubscriptionId the created ids are used (unknown at a first preview) and the program says so.
 """
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ from typing import Any, Optional
 import pulumi
 from pulumi_azure_native import monitor, network
 
-from egress.targets.azure.plan import AzurePlan, PolicyPlan
+from egress.targets.azure.plan import AzureCompileError, AzurePlan, PolicyPlan, ip_group_id
 from egress.targets.azure.render import rcg_body
 
 TYPE_TOKEN = "egress:azure:FirewallEgress"
@@ -40,6 +45,45 @@ def _policy_args(policy: PolicyPlan, resource_group_name: str, location: str) ->
     if policy.base_policy_id:
         args["base_policy"] = {"id": policy.base_policy_id}
     return args
+
+
+def _constructed_ids(plan: AzurePlan, resource_group_name: str) -> Optional[dict[str, str]]:
+    """The resource ids the created IP Groups will have, or None (with a warning) when the subscription is not known."""
+    if not plan.ip_groups:
+        return {}
+    if not plan.subscription_id:
+        pulumi.log.warn("egress-matrix:azureSubscriptionId is not set: the rule collection groups reference the IP Groups by their created "
+                        "ids, which a first pulumi preview does not know, so the policy pack cannot judge those groups' sources until the "
+                        "IP Groups exist. Fix: set egress-matrix:azureSubscriptionId to the subscription the IP Groups are created in")
+        return None
+    return {role: ip_group_id(plan.subscription_id, resource_group_name, plan.ip_group_name(role)) for role in plan.ip_groups}
+
+
+def _checked(created: dict[str, str], constructed: dict[str, str], plan: AzurePlan) -> None:
+    """Each created IP Group has the id the rules were written with (ARM ids compare case-insensitively)."""
+    for role in sorted(constructed):
+        if str(created[role]).lower() != constructed[role].lower():
+            error = AzureCompileError(
+                f"IP Group {plan.ip_group_name(role)} (role {role}) was created as {created[role]}, but the rules were written for "
+                f"{constructed[role]} (egress-matrix:azureSubscriptionId and azureResourceGroup). No rule collection group was written. "
+                "Fix: set egress-matrix:azureSubscriptionId to the subscription the azure-native provider deploys to, or point the "
+                "provider at it (az account set --subscription, ARM_SUBSCRIPTION_ID, or azure-native:subscriptionId)")
+            raise pulumi.RunError(f"{type(error).__name__}: Pulumi config of stack '{pulumi.get_stack()}': {error}")
+
+
+def _rule_collections(group, plan: AzurePlan, ip_groups: dict[str, network.IpGroup], constructed: Optional[dict[str, str]]) -> pulumi.Input[list]:
+    """The group's ruleCollections input. Constructed ids: known at preview; at up, resolved only once every created id
+    matches (else the program stops before this group is registered). Either way the IP Groups stay its dependencies."""
+    if constructed is None:
+        return rcg_body(group, plan, {role: ipg.id for role, ipg in ip_groups.items()})["properties"]["ruleCollections"]  # type: ignore[dict-item]
+    collections = rcg_body(group, plan, constructed)["properties"]["ruleCollections"]
+    if not ip_groups:
+        return collections
+    if pulumi.runtime.is_dry_run():
+        # URNs are known at preview: the value stays known and still names the IP Groups it references.
+        return pulumi.Output.all(*(ipg.urn for ipg in ip_groups.values())).apply(lambda _: collections)
+    created = {role: ipg.id for role, ipg in ip_groups.items()}
+    return pulumi.Output.all(**created).apply(lambda ids: (_checked(ids, constructed, plan), collections)[1])
 
 
 class AzureFirewallEgress(pulumi.ComponentResource):
@@ -74,18 +118,17 @@ class AzureFirewallEgress(pulumi.ComponentResource):
                                               ip_groups_name=plan.ip_group_name(role), ip_addresses=list(cidrs),
                                               opts=pulumi.ResourceOptions(parent=self, depends_on=previous))
             previous = [ip_groups[role]]
-        ip_group_ids = {role: group.id for role, group in ip_groups.items()}
+        constructed = _constructed_ids(plan, resource_group_name)
 
         previous = [*before_ip_groups, *ip_groups.values()]
         for group in sorted(plan.groups, key=lambda g: g.priority):
-            body = rcg_body(group, plan, ip_group_ids)  # type: ignore[arg-type]
             rcg = network.FirewallPolicyRuleCollectionGroup(
                 f"{name}-{group.platform}", resource_group_name=policy_rg, firewall_policy_name=policy_name,
                 rule_collection_group_name=group.name, priority=group.priority,
                 # The REST body's camelCase collections, as-is. The SDK translates snake_case keys only where an input has
                 # one known type; ruleCollections and rules are discriminated unions, so plain dict keys there reach the
                 # engine verbatim (tests pin it). Passing the REST body keeps one mapping, checked against the REST model.
-                rule_collections=body["properties"]["ruleCollections"],
+                rule_collections=_rule_collections(group, plan, ip_groups, constructed),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=previous, provider=policy_provider, protect=protect))
             previous = [rcg]
 

@@ -20,19 +20,30 @@ from pulumi_harness import RecordingMonitor, by_name
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class Mocks(pulumi.runtime.Mocks):
-    """``policies``: what the invokes find, {policy name: {"dnsSettings": ..., "basePolicy": ..., "groups": {name: body}}}."""
+SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 
-    def __init__(self, policies=None):
+
+def created_ip_group_id(inputs: dict, subscription: str = SUBSCRIPTION) -> str:
+    return f"/subscriptions/{subscription}/resourceGroups/{inputs['resourceGroupName']}/providers/Microsoft.Network/ipGroups/{inputs['ipGroupsName']}"
+
+
+class Mocks(pulumi.runtime.Mocks):
+    """``policies``: what the invokes find, {policy name: {"dnsSettings": ..., "basePolicy": ..., "groups": {name: body}}}.
+    ``ip_group_id``: the id Azure gives a created IP Group (from its inputs); in a preview a create's id is not known."""
+
+    def __init__(self, policies=None, ip_group_id=created_ip_group_id, preview=False):
         self.policies = policies or {}
         self.calls = []
+        self.ip_group_id = ip_group_id
+        self.preview = preview
 
     def new_resource(self, args):
         state = dict(args.inputs)
         if args.typ == "azure-native:network:FirewallPolicy":
             state["name"] = "policy-autoname"  # the provider's autoname; RCGs must use the real name
         if args.typ == "azure-native:network:IpGroup":
-            return f"/ipGroups/{args.inputs['ipGroupsName']}", state
+            # An empty id at preview is an unknown one to the SDK (as the engine answers a create it has not run).
+            return ("" if self.preview else self.ip_group_id(args.inputs)), state
         return f"/ids/{args.name}", state
 
     def call(self, args):
@@ -48,7 +59,7 @@ class Mocks(pulumi.runtime.Mocks):
         return {}
 
 
-def deploy(stack: str, policies=None, **overrides):
+def deploy(stack: str, policies=None, mocks=None, preview=False, **overrides):
     """What __main__.py does for the azure target: provider, existing-policy check, component."""
     from components.azure_firewall import AzureFirewallEgress
     from components.azure_policy_reader import policy_provider, read_existing_policy
@@ -57,9 +68,9 @@ def deploy(stack: str, policies=None, **overrides):
     profile = profile.model_copy(update=overrides)
     reqs = resolve(catalog, profile)
     plan = compile_azure(catalog, profile, reqs)
-    mocks = Mocks(policies)
+    mocks = mocks or Mocks(policies, preview=preview)
     monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project="egress-matrix", stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project="egress-matrix", stack=stack, preview=preview, monitor=monitor)
     outputs = {}
 
     @pulumi.runtime.test
@@ -99,7 +110,8 @@ def test_dev_stack_resources_names_and_chain():
     assert sorted(by["egress-aks"]["dependencies"]) == sorted([policy, ipg])
     assert sorted(by["egress-kkp"]["dependencies"]) == sorted([policy, ipg, by["egress-aks"]["urn"]])
     assert sorted(by["egress-openshift"]["dependencies"]) == sorted([policy, ipg, by["egress-kkp"]["urn"]])
-    expected = {b["name"]: b for b in plan_bodies(plan, {"nodes": "/ipGroups/egress-dev-nodes"})}
+    nodes_id = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/rg-egress-dev/providers/Microsoft.Network/ipGroups/egress-dev-nodes"
+    expected = {b["name"]: b for b in plan_bodies(plan, {"nodes": nodes_id})}
     for group in plan.groups:
         inputs = by[f"egress-{group.platform}"]["inputs"]
         assert inputs["ruleCollectionGroupName"] == group.name
@@ -247,3 +259,80 @@ def test_policy_settings_that_cannot_apply_are_errors(overrides, message):
     catalog, profile, reqs = open_project(ROOT).requirements("aks-public")
     with pytest.raises(AzureCompileError, match=message):
         compile_azure(catalog, profile.model_copy(update=overrides), reqs)
+
+
+# -- IP Group ids known at preview (constructed), checked at up --------------------------------------------------------------
+
+def _rcg_sources(registrations) -> dict[str, set]:
+    return {r["name"]: {tuple(rule.get("sourceIpGroups", ())) for c in r["inputs"]["ruleCollections"] for rule in c["rules"]}
+            for r in registrations if r["type"].endswith("RuleCollectionGroup")}
+
+
+NODES_ID = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/rg-egress-dev/providers/Microsoft.Network/ipGroups/egress-dev-nodes"
+
+
+def test_rule_sources_are_known_at_a_first_preview():
+    """The IP Group is created in this update: its id is unknown at preview, the constructed one the rules carry is not."""
+    plan, registrations, _, _ = deploy("dev", preview=True)
+    assert _rcg_sources(registrations) == {"egress-aks": {(NODES_ID,)}, "egress-kkp": {(NODES_ID,)}, "egress-openshift": {(NODES_ID,)}}
+    expected = {b["name"]: b["properties"]["ruleCollections"] for b in plan_bodies(plan, {"nodes": NODES_ID})}
+    by = by_name(registrations)
+    for group in plan.groups:  # the whole input is known and is the body egress render writes
+        assert engine_numbers(by[f"egress-{group.platform}"]["inputs"]["ruleCollections"]) == expected[group.name]
+        assert by["egress-nodes"]["urn"] in by[f"egress-{group.platform}"]["dependencies"]
+
+
+def test_a_created_id_in_another_case_is_the_same_id():
+    mocks = Mocks(ip_group_id=lambda inputs: created_ip_group_id(inputs).upper().replace("/SUBSCRIPTIONS/", "/subscriptions/"))
+    _, registrations, _, _ = deploy("dev", mocks=mocks)
+    assert set(_rcg_sources(registrations)) == {"egress-aks", "egress-kkp", "egress-openshift"}
+    assert all(sources == {(NODES_ID,)} for sources in _rcg_sources(registrations).values())
+
+
+def test_a_created_id_that_differs_stops_the_program_before_any_group_is_written():
+    other = "11111111-1111-1111-1111-111111111111"
+    mocks = Mocks(ip_group_id=lambda inputs: created_ip_group_id(inputs, other))
+    monitor_registrations = []
+
+    class Recording(RecordingMonitor):
+        def RegisterResource(self, request):
+            monitor_registrations.append(request.type)
+            return super().RegisterResource(request)
+
+    catalog, profile, reqs = open_project(ROOT).requirements("dev")
+    plan = compile_azure(catalog, profile, reqs)
+    pulumi.runtime.set_mocks(mocks, project="egress-matrix", stack="dev", preview=False, monitor=Recording(mocks))
+
+    @pulumi.runtime.test
+    def run():
+        from components.azure_firewall import AzureFirewallEgress
+
+        component = AzureFirewallEgress("egress", plan, resource_group_name=profile.azure_resource_group, location=profile.location)
+        return component.policy_id
+
+    with pytest.raises(pulumi.RunError) as info:
+        run()
+    assert str(info.value) == (
+        f"AzureCompileError: Pulumi config of stack 'dev': IP Group egress-dev-nodes (role nodes) was created as /subscriptions/{other}/"
+        "resourceGroups/rg-egress-dev/providers/Microsoft.Network/ipGroups/egress-dev-nodes, but the rules were written for "
+        f"{NODES_ID} (egress-matrix:azureSubscriptionId and azureResourceGroup). No rule collection group was written. Fix: set "
+        "egress-matrix:azureSubscriptionId to the subscription the azure-native provider deploys to, or point the provider at it "
+        "(az account set --subscription, ARM_SUBSCRIPTION_ID, or azure-native:subscriptionId)")
+    assert "azure-native:network:FirewallPolicyRuleCollectionGroup" not in monitor_registrations
+    assert "azure-native:network:IpGroup" in monitor_registrations
+
+
+def test_without_a_subscription_the_rules_use_the_created_ids_and_the_program_says_so(monkeypatch):
+    warnings = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warnings.append(message))
+    _, registrations, _, _ = deploy("dev", azure_subscription_id=None)
+    assert all(sources == {(NODES_ID,)} for sources in _rcg_sources(registrations).values())  # the created id, as Azure returned it
+    assert warnings == [
+        "egress-matrix:azureSubscriptionId is not set: the rule collection groups reference the IP Groups by their created ids, which a "
+        "first pulumi preview does not know, so the policy pack cannot judge those groups' sources until the IP Groups exist. Fix: set "
+        "egress-matrix:azureSubscriptionId to the subscription the IP Groups are created in"]
+    warnings.clear()
+    _, registrations, _, _ = deploy("dev", preview=True, azure_subscription_id=None)
+    assert len(warnings) == 1
+    assert all(rule.get("sourceIpGroups") != [NODES_ID] for r in registrations if r["type"].endswith("RuleCollectionGroup")
+               for c in r["inputs"]["ruleCollections"] for rule in c["rules"])  # not known at a first preview
