@@ -49,10 +49,16 @@ pulumi.export("allowlistExports", allowlist_exports(catalog, profile))
 if "azure" in plans:
     from components.azure_firewall import AzureFirewallEgress
     from components.azure_policy_reader import policy_provider, read_existing_policy
+    from components.azure_subscription import check_default_subscription
     from egress.targets.azure import fqdn_tag_members
     from egress.targets.azure.policy import check_existing_policy
 
     azure = plans["azure"]
+    try:
+        # Ids, and whether a policy is in another subscription, are decided from azureSubscriptionId: the credentials must agree.
+        check_default_subscription(profile.azure_subscription_id)
+    except EgressError as exc:
+        raise pulumi.RunError(f"{type(exc).__name__}: Pulumi config of stack '{stack}': {exc}") from None
     provider = policy_provider("egress", azure.policy)
     if azure.policy.existing_id:
         # A shared hub policy is read and judged before anything is written to it.
