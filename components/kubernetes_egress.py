@@ -1,7 +1,7 @@
 """The Kubernetes target's components: mapping-only adapters from the compiled KubernetesPlan (egress/targets/kubernetes).
 
 - EgressProxy (``egress:kubernetes:EgressProxy``): Namespace, ConfigMap (squid.conf), Deployment, Service, PDB, NetworkPolicy.
-- ClusterProxy (``egress:kubernetes:ClusterProxy``): OpenShift Proxy patch + user-ca-bundle, KKP Seed patch, kubeadm
+- ClusterProxy (``egress:kubernetes:ClusterProxy``): OpenShift Proxy patch + user-ca-bundle patch, KKP Seed patch, kubeadm
   env; proxy URLs carry the credentials only inside secret Outputs.
 - ApiServerAllowlist (``egress:kubernetes:ApiServerAllowlist``): the KKP Cluster patch, or a LoadBalancer Service.
 Logical names are the objects' kind/namespace/name: stable keys, never positions.
@@ -19,6 +19,9 @@ from egress.targets.kubernetes.egress_proxy import EgressProxyPlan
 from egress.targets.kubernetes.manifests import egress_proxy_objects
 
 from .kubernetes_objects import object_resource
+
+# Who owns user-ca-bundle's ca-bundle.crt in its managedFields (a stable name, not a random one per patch resource).
+TRUSTED_CA_FIELD_MANAGER = "egress-matrix"
 
 
 def logical_name(prefix: str, obj: dict) -> str:
@@ -46,6 +49,22 @@ class EgressProxy(pulumi.ComponentResource):
         self.register_outputs({"url": plan.url})
 
 
+def trusted_ca_patch(name: str, obj: dict, parent: pulumi.Resource) -> pulumi.Resource:
+    """``openshift-config/user-ca-bundle`` as a server-side-apply patch of its ``ca-bundle.crt`` key: the installer creates
+    that ConfigMap on every cluster installed with additionalTrustBundle (a plain create fails there with "already
+    exists"); a patch takes the key over there and creates the ConfigMap where it is missing. Other keys, labels and
+    annotations stay whoever's they are. The key's value is the stack's whole bundle (README: import the installer's
+    certificates into proxyTrustedCa first).
+
+    ``retain_on_delete``: removing the patch (pulumi destroy, proxyTrustedCa unset) leaves the ConfigMap and its bundle
+    as they are; the cluster's nodes and operators trust it, a mirror registry's CA may be in it, and it may predate the
+    stack. Not protected for that reason: deleting this resource changes nothing in the cluster. The alias adopts the
+    ConfigMap earlier versions created, as an update (without it the upgrade would delete that ConfigMap)."""
+    return object_resource(name, obj, pulumi.ResourceOptions(parent=parent, retain_on_delete=True,
+                                                             aliases=[pulumi.Alias(type_="kubernetes:core/v1:ConfigMap")]),
+                           patch=True, field_manager=TRUSTED_CA_FIELD_MANAGER)
+
+
 class ClusterProxy(pulumi.ComponentResource):
     def __init__(self, name: str, plan: ClusterProxyPlan, credentials: Optional[pulumi.Output] = None, protect: bool = True,
                  opts: Optional[pulumi.ResourceOptions] = None):
@@ -63,7 +82,7 @@ class ClusterProxy(pulumi.ComponentResource):
 
         if "openshift" in plan.kinds:
             ca = openshift_trusted_ca(plan)
-            depends = [object_resource(logical_name(name, ca), ca, child)] if ca else []
+            depends = [trusted_ca_patch(logical_name(name, ca), ca, self)] if ca else []
             proxy = openshift_proxy(plan)
             # The operator copies the URLs (credentials included) into status: a read-back output must stay secret too.
             # Protected: deleting the patch gives up the Proxy's fields, and the operator rolls every node without them.

@@ -1,5 +1,6 @@
 """One Kubernetes object (a dict from the plan's render) as its typed pulumi-kubernetes resource; a patch of an object
-the platform owns as a server-side-apply ``*Patch`` (only the fields given are owned, ``patchForce`` takes them over).
+the platform owns as a server-side-apply ``*Patch`` (only the fields given are owned, ``patchForce`` takes them over; a
+patch of an object that does not exist yet creates it).
 
 The objects' keys are the API's own camelCase names, passed as plain dicts: the SDK translates snake_case keys of typed
 ``*Args`` only, so the engine receives exactly these bodies (the component tests pin it).
@@ -20,16 +21,26 @@ TYPED = {
     ("policy/v1", "PodDisruptionBudget"): k8s.policy.v1.PodDisruptionBudget,
     ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
 }
+# Patches of built-in kinds have their own types (kubernetes:core/v1:ConfigMapPatch); other kinds are custom resources.
+TYPED_PATCH = {
+    ("v1", "ConfigMap"): k8s.core.v1.ConfigMapPatch,
+}
 BODY_FIELDS = {"data": "data", "stringData": "string_data", "spec": "spec", "type": "type"}
 
 
-def object_resource(name: str, obj: dict, opts: pulumi.ResourceOptions, *, patch: bool = False, secret_fields: Optional[dict[str, Any]] = None) -> pulumi.Resource:
-    """``secret_fields``: top-level body fields to replace with (secret) Outputs, e.g. a spec carrying credentials."""
+def object_resource(name: str, obj: dict, opts: pulumi.ResourceOptions, *, patch: bool = False, secret_fields: Optional[dict[str, Any]] = None,
+                    field_manager: Optional[str] = None) -> pulumi.Resource:
+    """``secret_fields``: top-level body fields to replace with (secret) Outputs, e.g. a spec carrying credentials.
+    ``field_manager``: a patch's server-side-apply field manager (default: a random name per patch resource)."""
     body = {key: value for key, value in obj.items() if key not in ("apiVersion", "kind", "metadata")}
     body.update(secret_fields or {})
     metadata = dict(obj["metadata"])
     if patch:
-        metadata["annotations"] = {**metadata.get("annotations", {}), "pulumi.com/patchForce": "true"}
+        annotations = {"pulumi.com/patchForce": "true", **({"pulumi.com/patchFieldManager": field_manager} if field_manager else {})}
+        metadata["annotations"] = {**metadata.get("annotations", {}), **annotations}
+        typed_patch = TYPED_PATCH.get((obj["apiVersion"], obj["kind"]))
+        if typed_patch is not None:
+            return typed_patch(name, metadata=metadata, opts=opts, **{BODY_FIELDS[key]: value for key, value in body.items()})
         return k8s.apiextensions.CustomResourcePatch(name, api_version=obj["apiVersion"], kind=obj["kind"], metadata=metadata,
                                                      opts=opts, **body)
     resource = TYPED.get((obj["apiVersion"], obj["kind"]))

@@ -12,11 +12,13 @@ from egress.targets.kubernetes.render import objects
 
 from aws_stacks import stack
 from pulumi_harness import RecordingMonitor
+from test_kubernetes_target import ca_pem
 
 CREDENTIALS = "svc-egress:p@ss/w0rd"
 TYPES = {"Namespace": "kubernetes:core/v1:Namespace", "ConfigMap": "kubernetes:core/v1:ConfigMap", "Secret": "kubernetes:core/v1:Secret",
          "Service": "kubernetes:core/v1:Service", "Deployment": "kubernetes:apps/v1:Deployment",
          "PodDisruptionBudget": "kubernetes:policy/v1:PodDisruptionBudget", "NetworkPolicy": "kubernetes:networking.k8s.io/v1:NetworkPolicy"}
+PATCH_TYPES = {"ConfigMap": "kubernetes:core/v1:ConfigMapPatch"}
 
 
 class Mocks(pulumi.runtime.Mocks):
@@ -66,20 +68,22 @@ def _plain(value):
     return value
 
 
-@pytest.mark.parametrize("name", ["dev", "proxy-only", "kkp", "openshift"])
-def test_the_engine_receives_exactly_the_rendered_objects(name):
-    plan = _plan(name)
+@pytest.mark.parametrize("name, overrides", [("dev", {}), ("proxy-only", {}), ("kkp", {}), ("openshift", {}),
+                                             ("openshift", {"proxy_trusted_ca": ca_pem()})])
+def test_the_engine_receives_exactly_the_rendered_objects(name, overrides):
+    plan = _plan(name, **overrides)
     registrations = [r for r in deploy(plan) if r["type"].startswith("kubernetes:")]
     expected = objects(plan)
     assert len(registrations) == len(expected)
     recorded = {(r["inputs"]["kind"], r["inputs"]["metadata"].get("namespace"), r["inputs"]["metadata"]["name"]): r for r in registrations}
     for obj, patch in expected:
         got = recorded[(obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])]
-        assert got["type"] == (f"kubernetes:{obj['apiVersion']}:{obj['kind']}Patch" if patch else TYPES[obj["kind"]])
+        assert got["type"] == ((PATCH_TYPES.get(obj["kind"]) or f"kubernetes:{obj['apiVersion']}:{obj['kind']}Patch") if patch else TYPES[obj["kind"]])
         inputs = dict(got["inputs"])
         metadata = inputs.pop("metadata")
         if patch:
-            assert metadata.pop("annotations") == {"pulumi.com/patchForce": "true"}
+            manager = {"pulumi.com/patchFieldManager": "egress-matrix"} if obj["kind"] == "ConfigMap" else {}
+            assert metadata.pop("annotations") == {"pulumi.com/patchForce": "true", **manager}
             assert (inputs.pop("apiVersion"), inputs.pop("kind")) == (obj["apiVersion"], obj["kind"])
         else:
             assert (inputs.pop("apiVersion"), inputs.pop("kind")) == (obj["apiVersion"], obj["kind"])
@@ -118,3 +122,43 @@ def test_proxy_credentials_stay_secret(name):
     for r in registrations:  # nothing else carries them in plain form
         plain_parts = {k: v for k, v in r["inputs"].items() if not (isinstance(v, dict) and v.get(rpc._special_sig_key) == rpc._special_secret_sig)}
         assert "p%40ss" not in repr(plain_parts) and CREDENTIALS not in repr(plain_parts)
+
+
+class OptionsMonitor(RecordingMonitor):
+    """Also keeps the options the engine acts on: retainOnDelete, protect, aliases."""
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if self.registrations and self.registrations[-1]["name"] == request.name:
+            self.registrations[-1].update(retain_on_delete=request.retainOnDelete, protect=request.protect,
+                                          aliases=[(a.spec.type, a.spec.name) for a in request.aliases])
+        return response
+
+
+def test_user_ca_bundle_is_a_patch_kept_on_delete_that_adopts_the_configmap_of_earlier_versions():
+    """The installer creates openshift-config/user-ca-bundle when installed with additionalTrustBundle: a create fails there.
+    A server-side-apply patch takes over ca-bundle.crt (or creates the ConfigMap); removing it leaves the bundle in place."""
+    from components.kubernetes_egress import ClusterProxy
+
+    plan = _plan("openshift", proxy_trusted_ca=ca_pem())
+    mocks = Mocks()
+    monitor = OptionsMonitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project="egress-matrix", stack="openshift", preview=False, monitor=monitor)
+
+    @pulumi.runtime.test
+    def run():
+        ClusterProxy("cluster-proxy", plan.cluster_proxy)
+        return pulumi.Output.from_input(1)
+
+    run()
+    by = {r["name"]: r for r in monitor.registrations}
+    bundle = by["cluster-proxy-configmap-openshift-config-user-ca-bundle"]
+    assert bundle["type"] == "kubernetes:core/v1:ConfigMapPatch"
+    assert bundle["inputs"] == {"apiVersion": "v1", "kind": "ConfigMap", "data": {"ca-bundle.crt": ca_pem()}, "metadata": {
+        "name": "user-ca-bundle", "namespace": "openshift-config",
+        "annotations": {"pulumi.com/patchForce": "true", "pulumi.com/patchFieldManager": "egress-matrix"}}}
+    assert (bundle["retain_on_delete"], bundle["protect"]) == (True, False)
+    assert bundle["aliases"] == [("kubernetes:core/v1:ConfigMap", "")]  # the same logical name, the type earlier versions created
+    proxy = by["cluster-proxy-proxy-cluster"]
+    assert proxy["dependencies"] == [bundle["urn"]]  # the bundle is in place before the Proxy names it
+    assert proxy["inputs"]["spec"]["trustedCA"] == {"name": "user-ca-bundle"}

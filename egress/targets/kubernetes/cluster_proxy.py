@@ -1,7 +1,8 @@
 """The proxy settings a cluster's own components use, as each distribution takes them (reference/openshift-proxy.md §6).
 
 - openshift: the ``config.openshift.io/v1`` Proxy ``cluster`` (a patch: the object always exists) and the trusted CA
-  ConfigMap ``openshift-config/user-ca-bundle``; the ``status.noProxy`` the operator will write is computed (noproxy.py).
+  ConfigMap ``openshift-config/user-ca-bundle`` (a patch of its ``ca-bundle.crt``: the installer creates it when installed
+  with additionalTrustBundle); the ``status.noProxy`` the operator will write is computed (noproxy.py).
 - kkp: the Seed datacenter's ``node.httpProxy`` / ``node.noProxy`` (one proxy for HTTP and HTTPS), with the noProxy
   KKP's docs tell admins to assemble, computed from the stack (tests/data/kkp_node_proxy.yaml).
 - aks: the managed cluster's ``httpProxyConfig`` (array noProxy, base64 trustedCa), exported for the cluster's owner.

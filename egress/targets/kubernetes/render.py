@@ -27,7 +27,7 @@ def objects(plan: KubernetesPlan) -> list[tuple[dict, bool]]:
         if "openshift" in cp.kinds:
             out.append((openshift_proxy(cp), True))
             if (ca := openshift_trusted_ca(cp)) is not None:
-                out.append((ca, False))
+                out.append((ca, True))  # the installer may have created it (additionalTrustBundle)
         if (seed := kkp_seed_patch(cp)) is not None:
             out.append((seed, True))
         if (env := kubeadm_proxy_env(cp)) is not None:
