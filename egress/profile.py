@@ -233,7 +233,7 @@ class Profile(BaseModel):
                                                             pattern=r"^/subscriptions/[^/\s]+/resourceGroups/[^/\s]+/providers/Microsoft\.OperationalInsights/workspaces/[^/\s]+$",
                                                             description="Log Analytics workspace (resource id) for the firewall's resource-specific AZFW* tables.")
     azure_subscription_id: Optional[str] = Field(None, alias="azureSubscriptionId", pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
-                                                 description="Subscription of the resource group (offline render writes IP Group resource ids with it).")
+                                                 description="Subscription of the resource group: the program checks the azure-native provider deploys to it, and rules name the IP Groups it creates by resource ids built with it (known at a first preview; offline render writes them too).")
     levels: tuple[Level, ...] = Field(("required", "recommended"), alias="levels", min_length=1, description="Requirement levels to include.")
     node_sources: tuple[str, ...] = Field((), alias="nodeSources", description="Source CIDRs of the role 'nodes'.")
     control_plane_sources: tuple[str, ...] = Field((), alias="controlPlaneSources", description="Source CIDRs of the role 'control-plane'.")
