@@ -4,11 +4,21 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from egress.catalog import load_catalog
 from egress.cli import main
+from egress_preview.runloop import close_loop
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Property tests draw the same examples on every run and machine (seeded from the test), keep no database of earlier
+# failures in the working tree, and are not timed: a loaded machine must not turn them red. Explore with new examples
+# with `--hypothesis-profile=explore`; a failure found so belongs in the test as an @example.
+settings.register_profile("deterministic", derandomize=True, database=None, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("explore", derandomize=False, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("deterministic")
 
 
 @pytest.fixture(scope="session")
@@ -57,5 +67,5 @@ def loop():
     # registered before a synchronous invoke (the explicit provider) would wait on it.
     pulumi.runtime.settings.ROOT.set(None)
     yield loop
-    loop.close()
+    close_loop(loop)  # what a failed test left pending is cancelled, not left to be reported as destroyed later
     asyncio.set_event_loop(None)

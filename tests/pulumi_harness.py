@@ -1,8 +1,11 @@
 """What the Pulumi engine would receive, recorded under the SDK's own mock runtime (shared by the component tests)."""
 from __future__ import annotations
 
+import asyncio
+
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
+from pulumi.runtime.stack import wait_for_rpcs
 
 
 class RecordingMonitor(MockMonitor):
@@ -25,3 +28,14 @@ class RecordingMonitor(MockMonitor):
 
 def by_name(registrations):
     return {r["name"]: r for r in registrations}
+
+
+def settle(loop: asyncio.AbstractEventLoop) -> None:
+    """Run everything a program run under the mocks queued (registrations, invokes, outputs) to its end, as the SDK does
+    after a program: what reached the mocks is then all that ever will, whatever the machine's speed."""
+    loop.run_until_complete(wait_for_rpcs())
+
+
+def resolved(loop: asyncio.AbstractEventLoop, output):
+    """An Output's value: the loop runs until its future is done (no timer)."""
+    return loop.run_until_complete(output.future())
