@@ -37,7 +37,7 @@ from scapy.all import IP, TCP, Raw, wrpcap
 from scapy.layers.tls.all import (TLS, ServerName, TLS_Ext_ServerName, TLS_Ext_SupportedVersion_CH, TLS_Ext_SupportedVersion_SH,
                                   TLSClientHello, TLSServerHello)
 
-from suricata_engine import SURICATA
+from suricata_engine import SURICATA, own_files
 
 DEFAULT_DROP_SID = 99_999_999  # above the SIDs our compiler derives (plan.SID_BASE + SID_SPAN)
 DEFAULT_DROP = (f'drop tcp any any -> any any (msg:"aws:drop_established"; flow:established, to_server; '
@@ -146,7 +146,7 @@ def replay(rules: str, probes: Sequence[Probe], workdir: Path) -> dict[Probe, Li
     ports = {probe: 20000 + i for i, probe in enumerate(dict.fromkeys(probes))}  # a client port per probe names its flow
     workdir.mkdir(parents=True, exist_ok=True)
     wrpcap(str(workdir / "probes.pcap"), [packet for probe, port in ports.items() for packet in _flow(probe, port, 1_700_000_000 + port / 100)])
-    (workdir / "replay.yaml").write_text(CONFIG)
+    (workdir / "replay.yaml").write_text(CONFIG + own_files(workdir))
     (workdir / "replay.rules").write_text(f"{rules.rstrip()}\n{DEFAULT_DROP}\n")
     (workdir / "eve.json").unlink(missing_ok=True)
     # --init-errors-fatal: without it a rule that fails to load is only logged, and the run exits 0 without that rule.

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -118,3 +119,24 @@ def test_order_check_lets_disjoint_roles_be_but_refuses_overlapping_ones():
     for source in ("10.0.0.0/15", "any"):
         with pytest.raises(ValueError, match="strict order would drop before this pass"):
             _check_order(f"{catch_all}\n{seed_pass.replace('10.1.0.0/16', source)}")
+
+
+@pytest.mark.engine
+@needs_suricata
+@pytest.mark.parametrize("harness", ["replay", "check_rules"])
+def test_suricata_reads_its_classification_reference_and_threshold_files_from_the_run_folder(harness, tmp_path):
+    """Not from /etc/suricata: a machine without (or with another) Suricata install must give the same result."""
+    from suricata_engine import SURICATA, check_rules
+
+    if harness == "replay":
+        replay(EXACT, [Probe("tls", "mcr.microsoft.com")], tmp_path)
+        config = tmp_path / "replay.yaml"
+    else:
+        assert check_rules(EXACT, tmp_path).returncode == 0
+        config = tmp_path / "suricata.yaml"
+    dumped = subprocess.run([SURICATA, "--dump-config", "-c", str(config)], capture_output=True, text=True, timeout=60).stdout
+    settings = dict(line.split(" = ", 1) for line in dumped.splitlines() if " = " in line)
+    for key, name in (("classification-file", "classification.config"), ("reference-config-file", "reference.config"),
+                      ("threshold-file", "threshold.config")):
+        assert settings.get(key) == str(tmp_path / name), key
+        assert (tmp_path / name).is_file()
