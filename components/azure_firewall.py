@@ -65,7 +65,7 @@ def _checked(created: dict[str, str], constructed: dict[str, str], plan: AzurePl
         if str(created[role]).lower() != constructed[role].lower():
             error = AzureCompileError(
                 f"IP Group {plan.ip_group_name(role)} (role {role}) was created as {created[role]}, but the rules were written for "
-                f"{constructed[role]} (egress-matrix:azureSubscriptionId and azureResourceGroup). No rule collection group was written. "
+                f"{constructed[role]} (egress-matrix:azureSubscriptionId and azureResourceGroup). No rule collection group naming it was written. "
                 "Fix: set egress-matrix:azureSubscriptionId to the subscription the azure-native provider deploys to, or point the "
                 "provider at it (az account set --subscription, ARM_SUBSCRIPTION_ID, or azure-native:subscriptionId)")
             raise pulumi.RunError(f"{type(error).__name__}: Pulumi config of stack '{pulumi.get_stack()}': {error}")
@@ -77,13 +77,15 @@ def _rule_collections(group, plan: AzurePlan, ip_groups: dict[str, network.IpGro
     if constructed is None:
         return rcg_body(group, plan, {role: ipg.id for role, ipg in ip_groups.items()})["properties"]["ruleCollections"]  # type: ignore[dict-item]
     collections = rcg_body(group, plan, constructed)["properties"]["ruleCollections"]
-    if not ip_groups:
+    # Only the IP Groups this group's rules name: they become its ruleCollections' property dependencies for the pack.
+    used = {role: ipg for role, ipg in ip_groups.items() if any(rule.role == role for c in group.collections for rule in c.rules)}
+    if not used:
         return collections
     if pulumi.runtime.is_dry_run():
         # URNs are known at preview: the value stays known and still names the IP Groups it references.
-        return pulumi.Output.all(*(ipg.urn for ipg in ip_groups.values())).apply(lambda _: collections)
-    created = {role: ipg.id for role, ipg in ip_groups.items()}
-    return pulumi.Output.all(**created).apply(lambda ids: (_checked(ids, constructed, plan), collections)[1])
+        return pulumi.Output.all(*(ipg.urn for ipg in used.values())).apply(lambda _: collections)
+    created = {role: ipg.id for role, ipg in used.items()}
+    return pulumi.Output.all(**created).apply(lambda ids: (_checked(ids, {role: constructed[role] for role in ids}, plan), collections)[1])
 
 
 class AzureFirewallEgress(pulumi.ComponentResource):

@@ -282,6 +282,39 @@ def test_rule_sources_are_known_at_a_first_preview():
         assert by["egress-nodes"]["urn"] in by[f"egress-{group.platform}"]["dependencies"]
 
 
+class PropertyDependencies(RecordingMonitor):
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        self.registrations[-1]["rule_collections_from"] = sorted(request.propertyDependencies["ruleCollections"].urns) \
+            if "ruleCollections" in request.propertyDependencies else None
+        return response
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_each_group_names_the_ip_groups_its_rules_use_as_property_dependencies(preview):
+    """What the pack can follow from a group's ruleCollections to the IP Groups (and their addresses), at preview and at up."""
+    catalog, profile, reqs = open_project(ROOT).requirements("dev")
+    profile = profile.model_copy(update={"azure_roles": ("nodes", "seed")})
+    plan = compile_azure(catalog, profile, resolve(catalog, profile))
+    mocks = Mocks(preview=preview)
+    monitor = PropertyDependencies(mocks)
+    pulumi.runtime.set_mocks(mocks, project="egress-matrix", stack="dev", preview=preview, monitor=monitor)
+
+    @pulumi.runtime.test
+    def run():
+        from components.azure_firewall import AzureFirewallEgress
+
+        AzureFirewallEgress("egress", plan, resource_group_name=profile.azure_resource_group, location=profile.location)
+        return pulumi.Output.from_input(1)
+
+    run()
+    by = by_name(monitor.registrations)
+    expected = {f"egress-{g.platform}": sorted(by[f"egress-{role}"]["urn"] for role in sorted({r.role for c in g.collections for r in c.rules}))
+                for g in plan.groups}
+    assert {name: by[name]["rule_collections_from"] for name in expected} == expected
+    assert sorted(map(len, expected.values())) == [1, 1, 2]  # kkp's rules serve both roles
+
+
 def test_a_created_id_in_another_case_is_the_same_id():
     mocks = Mocks(ip_group_id=lambda inputs: created_ip_group_id(inputs).upper().replace("/SUBSCRIPTIONS/", "/subscriptions/"))
     _, registrations, _, _ = deploy("dev", mocks=mocks)
@@ -315,7 +348,7 @@ def test_a_created_id_that_differs_stops_the_program_before_any_group_is_written
     assert str(info.value) == (
         f"AzureCompileError: Pulumi config of stack 'dev': IP Group egress-dev-nodes (role nodes) was created as /subscriptions/{other}/"
         "resourceGroups/rg-egress-dev/providers/Microsoft.Network/ipGroups/egress-dev-nodes, but the rules were written for "
-        f"{NODES_ID} (egress-matrix:azureSubscriptionId and azureResourceGroup). No rule collection group was written. Fix: set "
+        f"{NODES_ID} (egress-matrix:azureSubscriptionId and azureResourceGroup). No rule collection group naming it was written. Fix: set "
         "egress-matrix:azureSubscriptionId to the subscription the azure-native provider deploys to, or point the provider at it "
         "(az account set --subscription, ARM_SUBSCRIPTION_ID, or azure-native:subscriptionId)")
     assert "azure-native:network:FirewallPolicyRuleCollectionGroup" not in monitor_registrations
