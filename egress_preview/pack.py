@@ -68,6 +68,7 @@ def _struct(target, value: Mapping[str, Any]) -> None:
 def _options(target, resource: DeployedResource) -> None:
     target.additionalSecretOutputs.extend(resource.additional_secret_outputs)
     target.protect = resource.protect
+    target.parent = resource.parent or ""  # the engine sends a resource policy its parent (not its dependencies)
 
 
 def analyze_requests(resources: Iterable[DeployedResource], inputs: Mapping[str, Mapping[str, Any]]) -> list:

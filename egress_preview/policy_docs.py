@@ -13,8 +13,22 @@ policy/config/default.json`), and offline inside `egress preview`. Stack policie
 together; resource policies judge one resource's inputs. Each policy resolves what it needs from the stack's config
 (`PULUMI_CONFIG`) and the matrix, never from the program's plan.
 
-| Policy | Kind | Level | Severity | What it checks |
-|---|---|---|---|---|
+Where each one blocks, as the real engine runs them (reference: pulumi/pulumi `analyze_snapshot.go`,
+`deployment_executor.go`):
+
+- **Resource policies** judge each resource's checked inputs. At `pulumi preview` a mandatory violation fails the
+  preview; at `pulumi up` it marks that resource invalid, so it is **not written** and the update fails. The
+  `*-before-write` policies judge each rule-carrying resource against the requirements it is responsible for: they
+  are what stops a broken rule collection group, rule group or squid.conf at `up`.
+- **Stack policies** judge every resource's outputs together, after every step was executed. At `pulumi preview` a
+  mandatory violation fails the preview; at `pulumi up` it fails the update **after** the writes (it cannot stop
+  them; the deletion of a resource, which no resource policy sees, is only caught here). At a preview, values the
+  providers compute are unknown: these policies judge around them, resolve what they can through the engine's
+  propertyDependencies, and report what still cannot be judged as a mandatory "cannot judge ... until ... is created"
+  finding, so a mandatory policy never passes silently with "can't run".
+
+| Policy | Kind | Level | Severity | At preview | At up | What it checks |
+|---|---|---|---|---|---|---|
 """
 
 
@@ -24,13 +38,21 @@ def _kind(policy) -> str:
     return "stack" if isinstance(policy, StackValidationPolicy) else "resource"
 
 
+def _blocks(policy) -> tuple[str, str]:
+    """What a violation of ``policy`` at its default level does at preview and at up."""
+    if policy.enforcement_level.value != "mandatory":
+        return "reported", "reported"
+    return ("fails it", "refuses the write") if _kind(policy) == "resource" else ("fails it", "fails it after the writes")
+
+
 def policies_markdown(fixtures_dir: Path) -> str:
     from egress_policies import MODULES
 
     lines = [HEADER.rstrip("\n")]
     for module in MODULES:
         p = module.POLICY
-        lines.append(f"| [`{p.name}`](#{p.name}) | {_kind(p)} | {p.enforcement_level.value} | {p.severity.value} | {p.description} |")
+        preview, up = _blocks(p)
+        lines.append(f"| [`{p.name}`](#{p.name}) | {_kind(p)} | {p.enforcement_level.value} | {p.severity.value} | {preview} | {up} | {p.description} |")
     for module in MODULES:
         p = module.POLICY
         about = (module.__doc__ or "").split(":", 1)[-1].strip().replace("\n", " ")

@@ -76,7 +76,8 @@ def test_an_unknown_value_never_stops_a_policy_and_what_cannot_be_judged_is_said
                                                    "value": UNKNOWN_STRING_VALUE}])
     broken = edited(unknown_elsewhere, [{"resource": "egress-aks", "set": "ruleCollections.1.rules.2.targetFqdns",
                                          "value": ["azure.archive.ubuntu.com", "security.ubuntu.com"]}])
-    assert [(v.policy, v.level) for v in run_pack(broken) if v.level == "mandatory"] == [("required-egress-complete", "mandatory")]
+    assert [(v.policy, v.level) for v in run_pack(broken) if v.level == "mandatory"] == [("required-egress-complete-before-write", "mandatory"),
+                                                                                          ("required-egress-complete", "mandatory")]
     unknown_id = edited(recording("dev"), [{"resource": "egress-nodes", "set": "id", "value": UNKNOWN_STRING_VALUE},
                                            {"resource": "egress-nodes", "set": "name", "value": UNKNOWN_STRING_VALUE}])
     assert [v for v in run_pack(unknown_id) if v.level == "mandatory" or "during preview" in v.message] == []

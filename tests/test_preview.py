@@ -80,8 +80,11 @@ def test_breaking_azure_rules_fails_naming_policy_and_group(monkeypatch):
 
     monkeypatch.setattr(components.azure_firewall, "rcg_body", without_changelogs)
     result = preview(open_project(ROOT), "dev")
-    assert _mandatory(result) == [("required-egress-complete", "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-aks'")]
-    assert "aks-os-updates-changelogs" in result.mandatory[0].message and "004_8f8a3784ff8fd43c.txt" in result.mandatory[0].message
+    # Refused before the write (resource policy, at up too) and reported by the stack policy with its citation.
+    assert _mandatory(result) == [("required-egress-complete", "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-aks'"),
+                                  ("required-egress-complete-before-write", "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-aks'")]
+    assert all("aks-os-updates-changelogs" in v.message for v in result.mandatory)
+    assert "004_8f8a3784ff8fd43c.txt" in result.mandatory[0].message
 
 
 def test_breaking_aws_domain_list_fails(monkeypatch):
@@ -97,7 +100,9 @@ def test_breaking_aws_domain_list_fails(monkeypatch):
     monkeypatch.setattr(components.aws_network_firewall, "rule_group_body", without_docker)
     result = preview(open_project(ROOT), "dev")
     assert sorted(set(_mandatory(result))) == [("required-egress-complete", "aws:networkfirewall/ruleGroup:RuleGroup 'egress-dev-nodes-tls-sni'"),
-                                               ("required-egress-complete", "aws:networkfirewall/ruleGroup:RuleGroup 'egress-dev-seed-tls-sni'")]
+                                               ("required-egress-complete", "aws:networkfirewall/ruleGroup:RuleGroup 'egress-dev-seed-tls-sni'"),
+                                               ("required-egress-complete-before-write", "aws:networkfirewall/ruleGroup:RuleGroup 'egress-dev-nodes-tls-sni'"),
+                                               ("required-egress-complete-before-write", "aws:networkfirewall/ruleGroup:RuleGroup 'egress-dev-seed-tls-sni'")]
 
 
 def test_breaking_the_egress_proxy_fails(monkeypatch):
@@ -113,8 +118,9 @@ def test_breaking_the_egress_proxy_fails(monkeypatch):
 
     monkeypatch.setattr(components.kubernetes_egress, "egress_proxy_objects", without_archive)
     result = preview(open_project(ROOT), "proxy-only")
-    assert _mandatory(result) == [("required-egress-complete", "kubernetes:core/v1:ConfigMap 'egress-proxy-configmap-egress-proxy-egress-proxy-config'")]
-    assert "archive.ubuntu.com" in result.mandatory[0].message
+    assert _mandatory(result) == [("required-egress-complete", "kubernetes:core/v1:ConfigMap 'egress-proxy-configmap-egress-proxy-egress-proxy-config'"),
+                                  ("required-egress-complete-before-write", "kubernetes:core/v1:ConfigMap 'egress-proxy-configmap-egress-proxy-egress-proxy-config'")]
+    assert all("archive.ubuntu.com" in v.message for v in result.mandatory)
 
 
 def test_api_allowlist_opened_to_the_world_fails_the_cli(monkeypatch, run_cli, tmp_path):

@@ -30,6 +30,7 @@ from egress.project import find_project
 from egress.resolve import resolve
 from egress.targets import TARGETS, Verdict
 from egress.targets.unknowns import judgeable, target_types, unjudged
+from egress.targets.writes import StackPlan, WriteVerdict, carries_rules, planned
 
 
 # What the target evaluators read: the resources every target rebuilds its artefacts from.
@@ -98,6 +99,49 @@ def target_verdict(name: str, resources: list[DeployedResource]) -> tuple[dict[s
     return artefacts, enforced, verdict
 
 
+_PLANS: dict[tuple, StackPlan] = {}
+
+
+def stack_plan() -> StackPlan:
+    """The stack's own plan per enforced target, compiled from its config (never read from the program), rendered and
+    judged once per stack and config: each resource policy judges one write against it (egress/targets/writes.py)."""
+    context = stack_context()
+    if context.key not in _PLANS:
+        if len(_PLANS) > 4:
+            _PLANS.clear()
+        plans, files, enforced, evaluate = {}, {}, {}, {}
+        for name in context.profile.targets:
+            spec = TARGETS[name]
+            plans[name] = spec.compile(context.catalog, context.profile, context.requirements, f"Pulumi config of stack '{context.stack}'")
+            files[name] = planned(name, plans[name], spec.render)
+            enforced[name] = spec.enforced(context.catalog, context.profile, context.requirements)
+            evaluate[name] = spec.evaluate
+        _PLANS[context.key] = StackPlan(context.catalog, context.profile, plans, files, enforced, evaluate)
+    return _PLANS[context.key]
+
+
+def write_validator(pick: Callable[[WriteVerdict], Iterable[str]]) -> Callable:
+    """A resource policy's validate judging one rule-carrying write against the stack's plan: ``pick`` chooses which
+    of the write's findings this policy reports."""
+    def violations(resource: DeployedResource) -> list[str]:
+        if carries_rules(resource) is None:
+            return []
+        verdict = stack_plan().judge_write(resource)
+        return [f"{verdict.target}: {finding}" for finding in pick(verdict)] if verdict else []
+
+    def validate(args: ResourceValidationArgs, report_violation: Callable) -> None:
+        try:
+            resource = resource_of(args, prefix="", parent=True)
+            messages = violations(resource) if resource is not None else []
+        except EgressError as exc:
+            messages = [str(exc)]
+        except Exception as exc:  # noqa: BLE001 - see _failed
+            messages = [_failed(exc)]
+        for message in messages:
+            report_violation(redact(message), None)
+    return validate
+
+
 def blocked(name: str, resources: list[DeployedResource]) -> list[tuple[str, Optional[str]]]:
     """(message, urn) per resource of target ``name`` a preview cannot judge yet (egress/targets/unknowns.py)."""
     wanted = target_types(name)
@@ -137,11 +181,13 @@ def _resource(type_: str, name: str, urn: str, props: Any, opts: Any, **extra: A
                             additional_secret_outputs=tuple(opts.additional_secret_outputs or ()), **extra)
 
 
-def resource_of(args: ResourceValidationArgs, prefix: str = "kubernetes:") -> Optional[DeployedResource]:
-    """The resource under validation (its checked inputs), or None when its type is not one the policy reads."""
+def resource_of(args: ResourceValidationArgs, prefix: str = "kubernetes:", parent: bool = False) -> Optional[DeployedResource]:
+    """The resource under validation (its checked inputs), or None when its type is not one the policy reads.
+    ``parent``: keep its parent's URN (the engine sends a resource policy its parent, not its dependencies)."""
     if not args.resource_type.startswith(prefix):
         return None
-    return _resource(args.resource_type, args.name, args.urn, args.props, args.opts)
+    extra = {"parent": getattr(args.opts, "parent", None) or None} if parent else {}
+    return _resource(args.resource_type, args.name, args.urn, args.props, args.opts, **extra)
 
 
 def resources_of(args: StackValidationArgs, types: Iterable[str]) -> list[DeployedResource]:

@@ -63,6 +63,18 @@ def priorities(resources: list[DeployedResource]) -> dict[str, Optional[int]]:
     return found
 
 
+def permission(rule: DeployedResource) -> dict[str, Any]:
+    """A SecurityGroupEgressRule as the IpPermissionsEgress entry render writes."""
+    p = rule.props
+    v6 = bool(p.get("cidrIpv6"))
+    ranges_key, cidr_key = ("Ipv6Ranges", "CidrIpv6") if v6 else ("IpRanges", "CidrIp")
+    cidr = p.get("cidrIpv6") if v6 else p.get("cidrIpv4")
+    out: dict[str, Any] = {"IpProtocol": str(p.get("ipProtocol")), ranges_key: [{cidr_key: cidr, "Description": p.get("description", "")}]}
+    if str(p.get("ipProtocol")) != "-1":
+        out.update(FromPort=p.get("fromPort"), ToPort=p.get("toPort"))
+    return out
+
+
 def security_group_document(resources: list[DeployedResource]) -> dict[str, Any]:
     groups = []
     for group in sorted(of_type(resources, SECURITY_GROUP_TYPE), key=lambda g: g.name):
@@ -71,16 +83,7 @@ def security_group_document(resources: list[DeployedResource]) -> dict[str, Any]
         # By parent (known at any preview), or by the group's id where both are known: two unknown ids are not a match.
         rules = [r for r in of_type(resources, EGRESS_RULE_TYPE)
                  if r.parent == group.urn or (group_id not in (None, UNKNOWN) and r.props.get("securityGroupId") == group_id)]
-        permissions = []
-        for rule in sorted(rules, key=lambda r: r.name):
-            p = rule.props
-            v6 = bool(p.get("cidrIpv6"))
-            ranges_key, cidr_key = ("Ipv6Ranges", "CidrIpv6") if v6 else ("IpRanges", "CidrIp")
-            cidr = p.get("cidrIpv6") if v6 else p.get("cidrIpv4")
-            permission: dict[str, Any] = {"IpProtocol": str(p.get("ipProtocol")), ranges_key: [{cidr_key: cidr, "Description": p.get("description", "")}]}
-            if str(p.get("ipProtocol")) != "-1":
-                permission.update(FromPort=p.get("fromPort"), ToPort=p.get("toPort"))
-            permissions.append(permission)
+        permissions = [permission(rule) for rule in sorted(rules, key=lambda r: r.name)]
         groups.append({"GroupName": tags.get("Name", group.name), "Role": tags.get(ROLE_TAG, ""), "IpPermissionsEgress": permissions})
     return {"SecurityGroups": groups}
 

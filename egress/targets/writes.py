@@ -1,0 +1,185 @@
+"""One write judged before it happens: a resource that carries rules, against the requirements it is responsible for.
+
+The engine runs stack policies only after every step was executed (reference/pulumi.md §1.4), so at ``pulumi up`` only
+a resource policy, judging one resource's checked inputs, can stop a broken rule collection group, rule group,
+security-group rule or squid.conf from being written. Which requirements a resource is responsible for is told by
+substitution: the stack's own plan (compiled here from the stack's config, as the pack does, never read from the
+program) is rendered, this resource's artefact put in place of the plan's, and the target judged both ways. What the
+plan allows and the substituted artefacts do not is this write's to answer for; what they open beyond the plan, too.
+A resource whose artefact equals the plan's answers for nothing and is not evaluated.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from ..deployed import DeployedResource
+from ..flows import judge
+from ..models import Catalog, Requirement
+from ..profile import Profile
+from .allows import target_allows
+from .aws.deployed import EGRESS_RULE_TYPE, RULE_GROUP_TYPE, permission, rule_group_body as deployed_rule_group_body
+from .aws.evaluate import RULES_FILE, SECURITY_GROUPS_FILE
+from .aws.plan import AwsPlan
+from .aws.priorities import MAX_OFFSET, offset_of_name
+from .aws.render import engine_rules
+from .azure.deployed import IP_GROUP_TYPE, RCG_TYPE, rcg_body as deployed_rcg_body
+from .azure.plan import AzurePlan
+from .azure.render import plan_bodies
+from .guard import accepted_flows, limits_of
+from .kubernetes.evaluate import SQUID_CONF
+from .unknowns import NEEDED
+
+CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
+WRITTEN_TYPES = (RCG_TYPE, IP_GROUP_TYPE, RULE_GROUP_TYPE, EGRESS_RULE_TYPE, CONFIG_MAP_TYPE)
+_CANONICAL = "/egress/ip-groups/"  # IP Groups the stack creates, by name: their real ids (subscription) do not matter here
+
+
+@dataclass(frozen=True)
+class WriteVerdict:
+    target: str
+    missing: tuple[str, ...] = ()  # requirements the plan allows and this write would not
+    extra: tuple[str, ...] = ()  # flows this write allows beyond what the plan allows
+    open: tuple[str, ...] = ()  # breadth findings this write brings
+
+
+def _text(document: Any) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+# --- Azure ---------------------------------------------------------------------------------------------------------
+
+def _azure_names(plan: AzurePlan) -> set[str]:
+    return {plan.ip_group_name(role).lower() for role in plan.ip_groups}
+
+
+def _canonical_ids(body: dict[str, Any], created: set[str]) -> dict[str, Any]:
+    for collection in body["properties"]["ruleCollections"] or []:
+        for rule in collection.get("rules") or []:
+            for key in ("sourceIpGroups", "destinationIpGroups"):
+                if isinstance(rule.get(key), list):
+                    rule[key] = [f"{_CANONICAL}{str(i).rsplit('/', 1)[-1]}" if str(i).rsplit("/", 1)[-1] in created else i for i in rule[key]]
+    return body
+
+
+def _azure_planned(plan: AzurePlan) -> dict[str, str]:
+    ids = {role: f"{_CANONICAL}{plan.ip_group_name(role).lower()}" for role in plan.ip_groups}
+    created = _azure_names(plan)
+    files = {}
+    for body in plan_bodies(plan, ids):
+        resource = DeployedResource(RCG_TYPE, body["name"], "", {"ruleCollectionGroupName": body["name"], **body["properties"]})
+        files[f"azure/{body['name']}.json"] = _text(_canonical_ids(deployed_rcg_body(resource), created))
+    for role in sorted(plan.ip_groups):
+        name = plan.ip_group_name(role)
+        files[f"azure/ip-groups/{name}.json"] = _text({"id": ids[role], "name": name, "properties": {"ipAddresses": list(plan.ip_groups[role])}})
+    return files
+
+
+def _azure_substitute(plan: AzurePlan, files: dict[str, str], resource: DeployedResource) -> dict[str, str]:
+    if resource.type == RCG_TYPE:
+        body = _canonical_ids(deployed_rcg_body(resource), _azure_names(plan))
+        return {**files, f"azure/{body['name']}.json": _text(body)}
+    name = str(resource.props.get("ipGroupsName") or resource.name)
+    return {**files, f"azure/ip-groups/{name}.json": _text({"id": f"{_CANONICAL}{name.lower()}", "name": name,
+                                                            "properties": {"ipAddresses": list(resource.props.get("ipAddresses") or [])}})}
+
+
+# --- AWS -----------------------------------------------------------------------------------------------------------
+
+def _aws_priorities(plan: AwsPlan, names: list[str]) -> dict[str, int]:
+    given = {g.name: g.priority for g in plan.rule_groups}
+    base = min(given.values(), default=100)
+    return {n: given.get(n, base + (offset_of_name(n) if offset_of_name(n) is not None else MAX_OFFSET + 100)) for n in names}
+
+
+def _aws_substitute(plan: AwsPlan, files: dict[str, str], resource: DeployedResource) -> dict[str, str]:
+    out = dict(files)
+    if resource.type == RULE_GROUP_TYPE:
+        out[f"aws/rule-groups/{resource.name}.json"] = _text(deployed_rule_group_body(resource))
+        bodies = {path.rsplit("/", 1)[-1][:-len(".json")]: json.loads(text) for path, text in out.items() if path.startswith("aws/rule-groups/")}
+        order = _aws_priorities(plan, list(bodies))
+        out[RULES_FILE] = engine_rules((order[name], body) for name, body in bodies.items())
+        return out
+    document = json.loads(files.get(SECURITY_GROUPS_FILE) or '{"SecurityGroups": []}')
+    group_name = (resource.parent or "").rsplit("::", 1)[-1]
+    group = next((g for g in document["SecurityGroups"] if g["GroupName"] == group_name), None)
+    if group is None:  # a rule on a group the plan does not have: judged on a group of its own, with no role
+        group = {"GroupName": group_name or resource.name, "Role": "", "IpPermissionsEgress": []}
+        document["SecurityGroups"].append(group)
+    rule = permission(resource)
+    if rule not in group["IpPermissionsEgress"]:
+        group["IpPermissionsEgress"].append(rule)
+    out[SECURITY_GROUPS_FILE] = _text(document)
+    return out
+
+
+# --- Kubernetes ----------------------------------------------------------------------------------------------------
+
+def _squid_substitute(files: dict[str, str], resource: DeployedResource) -> dict[str, str]:
+    return {**files, SQUID_CONF: str(resource.props["data"]["squid.conf"])}
+
+
+def carries_rules(resource: DeployedResource) -> Optional[str]:
+    """The target whose rules ``resource`` carries, or None."""
+    if resource.type in (RCG_TYPE, IP_GROUP_TYPE):
+        return "azure"
+    if resource.type in (RULE_GROUP_TYPE, EGRESS_RULE_TYPE):
+        return "aws"
+    data = resource.props.get("data") if resource.type == CONFIG_MAP_TYPE else None
+    return "kubernetes" if isinstance(data, dict) and "squid.conf" in data else None
+
+
+def substitute(target: str, plan: Any, files: dict[str, str], resource: DeployedResource) -> dict[str, str]:
+    """The plan's artefacts with ``resource``'s own in place of the plan's."""
+    if target == "azure":
+        return _azure_substitute(plan, files, resource)
+    if target == "aws":
+        return _aws_substitute(plan, files, resource)
+    return _squid_substitute(files, resource)
+
+
+def planned(target: str, plan: Any, render: Callable[[Any], dict[str, str]]) -> dict[str, str]:
+    """The plan's artefacts, Azure's with IP Groups by name (the ids a resource carries depend on the subscription)."""
+    return _azure_planned(plan) if target == "azure" else render(plan)
+
+
+@dataclass
+class StackPlan:
+    """One stack's plan per target, rendered and judged once (the pack judges each resource against it)."""
+
+    catalog: Catalog
+    profile: Profile
+    plans: dict[str, Any]
+    files: dict[str, dict[str, str]]
+    enforced: dict[str, list[Requirement]]
+    evaluate: dict[str, Callable[..., Any]]
+    _base: dict[str, tuple] = None  # type: ignore[assignment]
+
+    def base(self, target: str) -> tuple:
+        if self._base is None:
+            self._base = {}
+        if target not in self._base:
+            self._base[target] = self._judge(target, self.files[target])
+        return self._base[target]
+
+    def _judge(self, target: str, files: dict[str, str]) -> tuple:
+        verdict = self.evaluate[target](files, self.enforced[target], self.catalog)
+        found = judge(target_allows(target, files, self.profile), limits_of(self.profile), accepted_flows(self.catalog, self.enforced[target]))
+        return tuple(verdict.missing), tuple(verdict.extra), tuple(found)
+
+    def judge_write(self, resource: DeployedResource) -> Optional[WriteVerdict]:
+        """What writing ``resource`` would break or open, against the plan; None when it carries no rules of an enforced
+        target, or when a field it needs is not known yet (a preview: the stack policies judge it with the engine's
+        propertyDependencies, and this policy at `up`, where inputs are always known)."""
+        target = carries_rules(resource)
+        if target not in self.plans or resource.unknown_under(*NEEDED.get(resource.type, ())):
+            return None
+        files = self.files[target]
+        changed = substitute(target, self.plans[target], files, resource)
+        if changed == files:
+            return WriteVerdict(target)
+        missing, extra, found = self._judge(target, changed)
+        base_missing, base_extra, base_found = self.base(target)
+        return WriteVerdict(target, tuple(m for m in missing if m not in base_missing), tuple(e for e in extra if e not in base_extra),
+                            tuple(f for f in found if f not in base_found))
