@@ -191,6 +191,27 @@ def diff_command(
                           "a replacement needs egress-matrix:allowFirewallReplacement: true in this change, a deletion in an update before it")
 
 
+@app.command("policy-events")
+def policy_events_command(
+    event_log: Annotated[Path, typer.Argument(help="The file a real pulumi preview wrote with --event-log FILE.", dir_okay=False)],
+    policy_config: Annotated[Optional[Path], typer.Option("--policy-pack-config", help="The policy pack config given to that pulumi "
+                                                          "preview (JSON): it sets which policies are mandatory.", dir_okay=False)] = None,
+    project: ProjectOption = None,
+) -> None:
+    """The policy gate of a real pulumi preview: list its policy results; exit 1 on a mandatory violation, on a "can't run"
+    from a policy that is mandatory (the engine reports that as advisory and lets the preview pass), or on a log that does
+    not show this pack judging a finished run."""
+    from egress_preview.policy_events import check_event_log, report_lines
+
+    gate = check_event_log(event_log, policy_config, _project(project).root / "policy")
+    _out("\n".join(report_lines(gate)) + "\n")
+    if not gate.ok:
+        first = gate.blocking[0].line() if gate.blocking else gate.problems[0]
+        raise EgressError(f"{event_log}: the policy gate failed ({len(gate.blocking)} blocking result(s), {len(gate.problems)} problem(s) "
+                          f"with the log); the first: {first}. Fix: fix what a violation names; a policy that can't run met a value "
+                          "unknown until a resource is created: make that value known at preview (README, 'Where the policy gate is')")
+
+
 class ExplainFormat(str, Enum):
     text = "text"
     json = "json"

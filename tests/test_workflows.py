@@ -8,7 +8,10 @@ stacks/Pulumi.<name>.yaml without its workflow entries fails here). The safety t
 tests/gate_checks.py, each also run on planted mistakes): actions pinned by commit, no checkout keeping its token, the PR preview in its own
 environment with read-only PREVIEW_* credentials, non-production stacks deployed before production ones, every
 update right after a successful preview of the same stack and pack, and both virtualenvs installed from hashed locks
-that agree with pyproject.toml (docs/CI.md).
+that agree with pyproject.toml (docs/CI.md). The policy gate (issue 18): the PR preview and the gate before each update
+run the CLI's `pulumi preview --event-log` and `egress policy-events` on it (a mandatory policy that could not run
+passes the engine's preview), and every check a pull request runs has its own name, each listed in docs/CI.md's
+"Required checks".
 """
 from __future__ import annotations
 
@@ -23,10 +26,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gate_checks import gate_problems
+from gate_checks import commands, gate_problems, script_problems
 from workflow_checks import (
     PINNED,
     PINS,
+    check_names,
     checkout_problems,
     install_problems,
     json_lists,
@@ -37,6 +41,7 @@ from workflow_checks import (
     order_problems,
     parse_workflow,
     pin_problems,
+    pr_gate_problems,
     preview_problems,
     pull_request_secret_problems,
     steps,
@@ -206,7 +211,12 @@ def test_no_expression_is_interpolated_into_a_script():
                     assert "${{" not in step["with"]["script"], (name, job_id, step.get("name"))
 
 
-def test_pull_request_preview_runs_pulumi_with_the_policy_pack():
+def the_step_named(job: dict, name: str) -> dict:
+    (step,) = [s for s in job["steps"] if s.get("name") == name]
+    return step
+
+
+def test_pull_request_preview_runs_pulumi_with_the_policy_pack_and_the_gate():
     workflow = load("pulumi-preview.yml")
     assert "pull_request" in workflow["on"]
     assert "pull_request_target" not in workflow["on"]  # it would hand secrets to the PR's code
@@ -217,16 +227,65 @@ def test_pull_request_preview_runs_pulumi_with_the_policy_pack():
     assert "github.event.pull_request.number" in job["concurrency"]["group"]
     assert "matrix.stack" in job["concurrency"]["group"]
 
-    pulumi_step = the_step_using(job, "pulumi/actions")
-    assert pulumi_step["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PREVIEW_PULUMI_ACCESS_TOKEN }}"
-    pulumi = pulumi_step["with"]
-    assert pulumi["command"] == "preview"
-    assert "matrix.stack" in pulumi["stack-name"]
-    assert pulumi["comment-on-pr"] is True
-    assert pulumi["policyPacks"] == "policy"
-    assert pulumi["policyPackConfigs"] == "policy/config/default.json"
-    assert pulumi["diff"] is True
-    assert pulumi["suppress-outputs"] is True
+    # pulumi/actions only installs the CLI: its preview deletes the event log the gate reads.
+    assert the_step_using(job, "pulumi/actions")["with"] == {"pulumi-version": "3.272.0"}
+    preview = the_step_named(job, "pulumi preview")
+    assert preview["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PREVIEW_PULUMI_ACCESS_TOKEN }}"
+    assert "matrix.stack" in preview["env"]["STACK"]
+    assert preview["env"]["POLICY_PACK"] == "policy"
+    assert preview["env"]["POLICY_PACK_CONFIG"] == "policy/config/default.json"
+    command = next(c for c in commands(preview["run"]) if c.startswith("pulumi preview"))
+    for flag in ("--diff", "--suppress-outputs", "--non-interactive", "--color never"):  # never the outputs: every reader sees them
+        assert flag in command.split(" 2>&1")[0], flag
+    assert pr_gate_problems(workflow) == []
+
+    # The comment is posted (edited in place) before the last step fails the job, whatever the codes.
+    comment = the_step_using(job, "actions/github-script")
+    script = comment["with"]["script"]
+    assert "<!-- pulumi-preview:${stack} -->" in script and "updateComment" in script and "createComment" in script
+    assert "policy-gate.txt" in script and "pulumi-preview.txt" in script and ".replace(/</g" in script
+    assert job["steps"].index(comment) == len(job["steps"]) - 2 and "if" not in comment
+
+
+def test_pr_gate_check_catches_a_preview_the_gate_cannot_judge():
+    pristine = load("pulumi-preview.yml")
+
+    def planted(change) -> list[str]:
+        workflow = copy.deepcopy(pristine)
+        (job,) = workflow["jobs"].values()
+        change(job["steps"], the_step_named(job, "pulumi preview"), the_step_named(job, "Policy gate (egress policy-events)"))
+        return pr_gate_problems(workflow)
+
+    where = "pulumi-preview.yml: job preview"
+    # The preview before this issue: pulumi/actions' own, whose event log is gone; no gate.
+    def actions_preview(steps, preview, gate):
+        steps.remove(gate)
+        steps.remove(preview)
+        steps[steps.index(next(s for s in steps if s.get("uses", "").startswith("pulumi/actions@")))]["with"]["command"] = "preview"
+    assert planted(actions_preview) == [
+        f"{where}: pulumi/actions runs 'preview': its event log is deleted, so the policy gate cannot judge it (install the CLI only, "
+        "and run it)",
+        f"{where}: 0 step(s) run pulumi preview with the event log and 0 run egress policy-events on it; expected one each"]
+    # A preview without --event-log, and a gate that reads another file or config, holds a secret, or ignores its result.
+    assert planted(lambda steps, preview, gate: preview.update(run=preview["run"].replace('--event-log "$EVENT_LOG" ', ""))) == [
+        f"{where}: 0 step(s) run pulumi preview with the event log and 1 run egress policy-events on it; expected one each"]
+    assert planted(lambda steps, preview, gate: gate.update(run=gate["run"].replace("|| code=$?", "|| true"))) == [
+        f"{where}: 1 step(s) run pulumi preview with the event log and 0 run egress policy-events on it; expected one each"]
+    def other_log(steps, preview, gate):
+        gate["env"] = {**gate["env"], "EVENT_LOG": "events.jsonl", "POLICY_PACK_CONFIG": "advisory.json",
+                       "T": "${{ secrets.PREVIEW_PULUMI_ACCESS_TOKEN }}"}
+    assert planted(other_log) == [
+        f"{where}: the policy gate reads EVENT_LOG='events.jsonl', the preview wrote '${{{{ runner.temp }}}}/pulumi-events.jsonl'",
+        f"{where}: the policy gate reads POLICY_PACK_CONFIG='advisory.json', the preview wrote 'policy/config/default.json'",
+        f"{where}: the policy gate step reads a secret (it needs none)"]
+    assert planted(lambda steps, preview, gate: gate.update(run=gate["run"].replace('echo "code=$code"', 'echo "code=0"'))) == [
+        f'{where}: the policy gate step must have an id, start with code=0 and record echo "code=$code" >> "$GITHUB_OUTPUT"']
+    # The last step fails the job on the preview's code only: a mandatory policy that could not run would pass.
+    assert planted(lambda steps, preview, gate: steps[-1].update({"if": "steps.preview.outputs.code != '0'"})) == [
+        f"{where}: the last step must fail the job when either code is not 0 (if: steps.gate.outputs.code != '0' || "
+        "steps.preview.outputs.code != '0'; it has \"steps.preview.outputs.code != '0'\")"]
+    assert planted(lambda steps, preview, gate: steps.insert(steps.index(preview), steps.pop(steps.index(gate)))) == [
+        f"{where}: the policy gate runs before the preview"]
 
 
 def test_deployment_runs_pulumi_up_with_the_policy_pack_per_stack_environment():
@@ -242,8 +301,9 @@ def test_deployment_runs_pulumi_up_with_the_policy_pack_per_stack_environment():
         assert job["permissions"] == {"contents": "read", "id-token": "write"}
         # The matrix is the chosen stack on a manual run and the job's JSON list on a push.
         assert "inputs.stack" in job["strategy"]["matrix"]["stack"]
-        # A preview (the gate, checked in test_every_update_runs_right_after_a_successful_preview), then the update.
-        assert [s["with"]["command"] for s in steps_using(job, "pulumi/actions")] == ["preview", "up"], job_id
+        # The CLI, then the update (the preview and policy gate between them, checked in
+        # test_every_update_runs_right_after_a_successful_preview, is the CLI's).
+        assert [s["with"].get("command") for s in steps_using(job, "pulumi/actions")] == [None, "up"], job_id
         pulumi_step = steps_using(job, "pulumi/actions")[1]
         assert pulumi_step["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
         pulumi = pulumi_step["with"]
@@ -347,7 +407,7 @@ def test_preview_check_catches_production_credentials_and_a_missing_environment(
     preview, up = load("pulumi-preview.yml"), load("pulumi-up.yml")
     (job,) = preview["jobs"].values()
     job.pop("environment")
-    the_step_using(job, "pulumi/actions")["env"]["PULUMI_ACCESS_TOKEN"] = "${{ secrets.PULUMI_ACCESS_TOKEN }}"
+    the_step_named(job, "pulumi preview")["env"]["PULUMI_ACCESS_TOKEN"] = "${{ secrets.PULUMI_ACCESS_TOKEN }}"
     job["steps"].append({"run": "true", "env": {"K": "${{ secrets.KUBE_TOKEN }}"}})
     preview["env"] = {"T": "${{ secrets.PREVIEW_PULUMI_ACCESS_TOKEN }}"}
     assert preview_problems(preview, up) == [
@@ -391,13 +451,17 @@ def test_order_check_catches_production_first_or_all_at_once():
 # --- preview before update (issue 17) ---------------------------------------------------------------------------
 
 
-def test_every_update_runs_right_after_a_successful_preview():
-    # pulumi/actions' `up` skips the preview; only a preview refuses a protected delete before anything changes.
+def test_every_update_runs_right_after_a_successful_preview_and_policy_gate():
+    # pulumi/actions' `up` skips the preview; only a preview refuses a protected delete before anything changes, and only
+    # the policy gate on its event log fails a mandatory policy that could not run.
     up = load("pulumi-up.yml")
     assert gate_problems(up) == []
     for job_id, job in up["jobs"].items():
-        preview, update = steps_using(job, "pulumi/actions")
+        update = steps_using(job, "pulumi/actions")[-1]
+        preview = job["steps"][job["steps"].index(update) - 1]
         assert preview["id"] == "preview" and update["if"] == "steps.preview.outcome == 'success'", job_id
+        assert preview["env"]["EVENT_LOG"] == "${{ runner.temp }}/pulumi-events.jsonl"
+        assert script_problems(preview["run"]) == []
 
 
 def test_gate_check_catches_an_ungated_or_mismatched_update():
@@ -406,16 +470,35 @@ def test_gate_check_catches_an_ungated_or_mismatched_update():
 
     def planted(change) -> list[str]:
         job = copy.deepcopy(pristine)
-        change(job["steps"], *[s for s in job["steps"] if s.get("uses", "").startswith("pulumi/actions@")])
+        update = [s for s in job["steps"] if s.get("uses", "").startswith("pulumi/actions@")][-1]
+        change(job["steps"], job["steps"][job["steps"].index(update) - 1], update)
         return gate_problems({"jobs": {"production": job}})
 
     where = "pulumi-up.yml: job production: pulumi up"
     n = len(pristine["steps"])  # the update is the last step
-    # The workflow before this gate: `up` alone (pulumi/actions runs it with --skip-preview).
+    # The workflow before issue 17's gate: `up` alone (pulumi/actions runs it with --skip-preview).
     def no_preview(steps, preview, update):
         steps.remove(preview)
         update.pop("if")
-    assert planted(no_preview) == [f"{where} (step {n - 1}) is not right after a pulumi/actions preview"]
+    assert planted(no_preview) == [f"{where} (step {n - 1}) is not right after the step that runs pulumi preview and the policy gate"]
+    # Issue 17's gate: pulumi/actions' preview, whose event log is deleted: a mandatory policy that could not run passed.
+    def actions_preview(steps, preview, update):
+        steps[steps.index(preview)] = {"name": "pulumi preview (gate)", "id": "preview", "uses": update["uses"], "env": update["env"],
+                                       "with": {**update["with"], "command": "preview"}}
+    assert planted(actions_preview) == [f"{where} (step {n}) is not right after the step that runs pulumi preview and the policy gate"]
+    # A preview whose event log nobody judges, or whose judgement does not fail the step.
+    assert planted(lambda steps, preview, update: preview.update(run="\n".join(
+        c for c in preview["run"].splitlines() if not c.startswith("egress policy-events")))) == [
+        f"{where} (step {n}): the preview before it: it runs no `egress policy-events \"$EVENT_LOG\" --policy-pack-config "
+        "\"$POLICY_PACK_CONFIG\" ... || code=1` after the preview: a mandatory policy that could not run would pass"]
+    assert planted(lambda steps, preview, update: preview.update(run=preview["run"].replace('exit "$code"', "exit 0"))) == [
+        f"{where} (step {n}): the preview before it: it does not start with code=0 and end with exit \"$code\": a failure would not "
+        "fail the step"]
+    assert planted(lambda steps, preview, update: preview.update(run=preview["run"].replace("|| code=1", "|| code=1\nfalse || true"))) == [
+        f"{where} (step {n}): the preview before it: it ignores a failure (|| true, || :, set +e)"]
+    assert planted(lambda steps, preview, update: preview.update(run=preview["run"].replace('--event-log "$EVENT_LOG" ', ""))) == [
+        f"{where} (step {n}): the preview before it: it runs no `pulumi preview --stack \"$STACK\" --policy-pack \"$POLICY_PACK\" "
+        "--policy-pack-config \"$POLICY_PACK_CONFIG\" --event-log \"$EVENT_LOG\" ... || code=$?`"]
     # A preview the update does not wait for, or that a failure does not stop.
     assert planted(lambda steps, preview, update: update.pop("if")) == [
         f"{where} (step {n}) does not run only if the preview succeeded (if: steps.preview.outcome == 'success'; it has None)"]
@@ -424,18 +507,21 @@ def test_gate_check_catches_an_ungated_or_mismatched_update():
         "it has \"${{ always() && steps.preview.outcome == 'success' }}\")"]
     assert planted(lambda steps, preview, update: preview.pop("id")) == [
         f"{where} (step {n}): the preview before it has no id, so the update cannot test its outcome"]
-    # A preview of something else: another stack, no policy pack, other credentials.
+    # A preview of something else: another stack, another pack config, other credentials; an update that does more.
     def other_stack(steps, preview, update):
-        preview["with"]["stack-name"] = "dev"
-        del preview["with"]["policyPacks"]
-        preview["env"] = {**preview["env"], "ARM_CLIENT_ID": "${{ vars.PREVIEW_AZURE_CLIENT_ID }}"}
+        preview["env"] = {**preview["env"], "STACK": "dev", "POLICY_PACK_CONFIG": "advisory.json"}
+        update["with"]["refresh"] = True
     assert planted(other_stack) == [
-        f"{where} (step {n}): the preview before it differs in policyPacks, stack-name",
+        f"{where} (step {n}): the preview before it has STACK='dev', the update stack-name="
+        f"{update_with(pristine)['stack-name']!r}",
+        f"{where} (step {n}): the preview before it has POLICY_PACK_CONFIG='advisory.json', the update "
+        "policyPackConfigs='policy/config/default.json'",
+        f"{where} (step {n}) sets refresh, which the preview before it does not: it would do what the preview did not judge",
         f"{where} (step {n}): the preview before it runs with a different env",
     ]
     # A step between the preview and the update (it could change the checkout the update runs).
     assert planted(lambda steps, preview, update: steps.insert(n - 1, {"run": "git checkout -"})) == [
-        f"{where} (step {n + 1}) is not right after a pulumi/actions preview"]
+        f"{where} (step {n + 1}) is not right after the step that runs pulumi preview and the policy gate"]
     # A failed update that counts as a success (production would follow it).
     assert planted(lambda steps, preview, update: update.update({"continue-on-error": True})) == [
         f"{where} (step {n}) is continue-on-error: a failed update would let the job succeed"]
@@ -445,9 +531,39 @@ def test_gate_check_catches_an_ungated_or_mismatched_update():
         steps.append({"uses": update["uses"], "with": {**update["with"], "command": "destroy"}})
         steps.append({"run": "pulumi up --yes --stack dev"})
     assert planted(others) == [
-        f"pulumi-up.yml: job production: pulumi destroy (step {n + 1}) is not right after a pulumi/actions preview",
+        f"pulumi-up.yml: job production: pulumi destroy (step {n + 1}) is not right after the step that runs pulumi preview and the "
+        "policy gate",
         f"pulumi-up.yml: job production: step {n + 2} runs the pulumi CLI's up/destroy outside the gated step",
     ]
+
+
+def update_with(job: dict) -> dict:
+    return steps_using(job, "pulumi/actions")[-1]["with"]
+
+
+# --- required checks (issue 18) ----------------------------------------------------------------------------------
+
+
+def test_every_pull_request_check_has_its_own_name():
+    # Branch protection requires checks by name: two jobs of one name would let either satisfy the other's requirement.
+    names = check_names(all_workflows())
+    assert {name: jobs for name, jobs in names.items() if len(jobs) > 1} == {}
+    planted = all_workflows()
+    planted["pulumi-preview.yml"]["jobs"]["preview"]["name"] = "preview (${{ matrix.stack }})"
+    assert sorted(name for name, jobs in check_names(planted).items() if len(jobs) > 1) == [f"preview ({s})" for s in STACKS]
+
+
+def test_docs_name_the_required_checks_the_workflows_run():
+    # docs/CI.md's list is what a maintainer copies into branch protection: every check a pull request runs that can
+    # fail on a broken change, exactly as GitHub names it.
+    text = (ROOT / "docs" / "CI.md").read_text()
+    section = text[text.index("## Required checks"):]
+    section = section[:section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    required = re.findall(r"^- `([^`]+)`", section, re.M)
+    not_required = re.findall(r"`([^`]+)`", re.search(r"^Not required: (.*)$", section, re.M)[1])
+    expanded = [check for name in required for check in ([name.replace("<stack>", s) for s in STACKS] if "<stack>" in name else [name])]
+    assert "pulumi preview (<stack>)" in required and "preview-artifact" not in required
+    assert sorted(expanded + not_required) == sorted(check_names(all_workflows()))
 
 
 # --- hashed locks --------------------------------------------------------------------------------------------------

@@ -265,3 +265,70 @@ def install_problems(name: str, script: str) -> list[str]:
         if not any(args[-2:] == ["-e", "."] for args in mine):
             problems.append(f"{name}: {venv} lacks the project itself (--no-deps -e .)")
     return problems
+
+
+# --- the policy gate of the PR preview (issue 18) ----------------------------------------------------------------
+
+def pr_gate_problems(preview: dict) -> list[str]:
+    """pulumi-preview: each job runs the CLI's `pulumi preview` with the event log (pulumi/actions' preview deletes it),
+    then `egress policy-events` on that log with the same pack config, outside the step that holds the credentials;
+    both exit codes are recorded, and the last step fails the job if either is not 0 (after the comment is posted)."""
+    from gate_checks import POLICY_GATE, PREVIEW, commands
+
+    problems = []
+    for job_id, job in preview["jobs"].items():
+        where = f"pulumi-preview.yml: job {job_id}"
+        job_steps = job.get("steps", [])
+        for step in job_steps:
+            if step.get("uses", "").split("@")[0] == "pulumi/actions" and (step.get("with") or {}).get("command"):
+                problems.append(f"{where}: pulumi/actions runs {step['with']['command']!r}: its event log is deleted, so the policy "
+                                "gate cannot judge it (install the CLI only, and run it)")
+        runs = [(i, s, commands(s.get("run", ""))) for i, s in enumerate(job_steps)]
+        previews = [(i, s) for i, s, cmds in runs if any(PREVIEW.match(c) for c in cmds)]
+        gates = [(i, s) for i, s, cmds in runs if any(POLICY_GATE.match(c) for c in cmds)]
+        if len(previews) != 1 or len(gates) != 1:
+            problems.append(f"{where}: {len(previews)} step(s) run pulumi preview with the event log and {len(gates)} run egress "
+                            "policy-events on it; expected one each")
+            continue
+        (p_index, p_step), (g_index, g_step) = previews[0], gates[0]
+        p_env, g_env = p_step.get("env") or {}, g_step.get("env") or {}
+        if g_index <= p_index:
+            problems.append(f"{where}: the policy gate runs before the preview")
+        for key in ("EVENT_LOG", "POLICY_PACK_CONFIG"):
+            if g_env.get(key) != p_env.get(key):
+                problems.append(f"{where}: the policy gate reads {key}={g_env.get(key)!r}, the preview wrote {p_env.get(key)!r}")
+        if referenced(g_step, "secrets"):
+            problems.append(f"{where}: the policy gate step reads a secret (it needs none)")
+        ids = []
+        for step, what in ((p_step, "preview"), (g_step, "policy gate")):
+            cmds = commands(step["run"])
+            if not step.get("id") or 'echo "code=$code" >> "$GITHUB_OUTPUT"' not in cmds or cmds[0] != "code=0":
+                problems.append(f"{where}: the {what} step must have an id, start with code=0 and record "
+                                'echo "code=$code" >> "$GITHUB_OUTPUT"')
+            if any(re.search(r"\|\|\s*(?:true|:)\s*$", c) for c in cmds):
+                problems.append(f"{where}: the {what} step ignores a failure (|| true)")
+            ids.append(step.get("id"))
+        last = job_steps[-1]
+        wanted = {f"steps.{ids[0]}.outputs.code != '0'", f"steps.{ids[1]}.outputs.code != '0'"}
+        condition = " ".join(str(last.get("if", "")).split())
+        if set(condition.split(" || ")) != wanted or "exit 1" not in last.get("run", ""):
+            problems.append(f"{where}: the last step must fail the job when either code is not 0 (if: {' || '.join(sorted(wanted))}; "
+                            f"it has {last.get('if')!r})")
+    return problems
+
+
+def check_names(workflows: dict[str, dict]) -> dict[str, list[str]]:
+    """{check name: [workflow/job, ...]} of the jobs a pull request runs, one name per matrix entry ('name' with
+    ${{ matrix.stack }} filled in), as branch protection lists them."""
+    names: dict[str, list[str]] = {}
+    for file, workflow in sorted(workflows.items()):
+        if "pull_request" not in workflow["on"]:
+            continue
+        for job_id, job in workflow["jobs"].items():
+            stacks = (job.get("strategy") or {}).get("matrix", {}).get("stack", [None])
+            for stack in stacks if isinstance(stacks, list) else [None]:
+                name = str(job.get("name", job_id))
+                if stack is not None:
+                    name = re.sub(r"\$\{\{\s*matrix\.stack\s*\}\}", stack, name)
+                names.setdefault(name, []).append(f"{file}/{job_id}")
+    return names
