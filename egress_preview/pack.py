@@ -2,9 +2,10 @@
 
 The pack's own analyzer (pulumi_policy's servicer, the object ``PolicyPack`` serves over gRPC) is driven in-process
 with the engine's requests: ``Configure`` with the policy config, ``Analyze`` per resource with its inputs,
-``AnalyzeStack`` with every resource's outputs, parent and dependencies. Values go through protobuf Structs as on
-the wire (numbers become floats, containers the SDK's proxies), so the policies meet exactly what they meet under
-``pulumi preview --policy-pack policy``.
+``AnalyzeStack`` with every resource's outputs, parent, dependencies and propertyDependencies. Inputs are shaped as
+the provider's Check leaves them and outputs as the provider returns them (provider_shapes.py); at a preview phase
+the unknowns are the engine's sentinels. Values go through protobuf Structs as on the wire (numbers become floats,
+containers the SDK's proxies), so the policies meet what they meet under ``pulumi preview|up --policy-pack policy``.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 from egress.deployed import DeployedResource
 
 from .program import Recorded
+from .provider_shapes import checked, provider_outputs
 
 LEVELS = {proto.ADVISORY: "advisory", proto.MANDATORY: "mandatory", proto.DISABLED: "disabled"}
 _LEVEL_PROTO = {"advisory": proto.ADVISORY, "mandatory": proto.MANDATORY, "disabled": proto.DISABLED, "remediate": proto.REMEDIATE}
@@ -75,7 +77,7 @@ def analyze_requests(resources: Iterable[DeployedResource], inputs: Mapping[str,
     requests = []
     for resource in resources:
         request = proto.AnalyzeRequest(type=resource.type, urn=resource.urn, name=resource.name)
-        _struct(request.properties, inputs.get(resource.urn, resource.props))
+        _struct(request.properties, checked(resource.type, inputs.get(resource.urn, resource.props)))
         _options(request.options, resource)
         requests.append(request)
     return requests
@@ -86,7 +88,9 @@ def analyze_stack_request(resources: Iterable[DeployedResource]) -> Any:
     for resource in resources:
         entry = request.resources.add(type=resource.type, urn=resource.urn, name=resource.name, parent=resource.parent or "")
         entry.dependencies.extend(resource.dependencies)
-        _struct(entry.properties, resource.props)
+        for key, urns in resource.property_dependencies:
+            entry.propertyDependencies[key].urns.extend(urns)
+        _struct(entry.properties, provider_outputs(resource.type, resource.props))
         _options(entry.options, resource)
     return request
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.output import Unknown
 from pulumi.runtime import rpc, settings
 
 from egress.deployed import DeployedResource
@@ -27,9 +28,12 @@ from egress.errors import EgressError
 from egress.gcpause import paused_gc
 from egress.profile import PROJECT, config_keys
 from egress.stack_file import read_stack_file
+
+from .provider_shapes import preview_state
 from egress_preview.runloop import close_loop
 
 SECRET_STAND_IN = "offline-preview:secret-not-decrypted"
+PHASES = ("up", "preview")
 _SECRET = {rpc._special_sig_key: rpc._special_secret_sig}
 
 
@@ -49,17 +53,23 @@ class Recorded:
     warnings: list[str] = field(default_factory=list)
     config: dict[str, str] = field(default_factory=dict)
     secret_keys: tuple[str, ...] = ()
+    phase: str = "up"  # up | preview (run_program)
 
 
-def _unwrap(value: Any, path: str, secrets: list[str]) -> Any:
-    """Secret markers out, the dotted paths where they were kept."""
+def _unwrap(value: Any, path: str, secrets: list[str], unknowns: Optional[list[str]] = None) -> Any:
+    """Secret markers out, the dotted paths where they were kept; values a preview cannot know as the engine's unknown
+    sentinel, their paths in ``unknowns``."""
+    if isinstance(value, Unknown) or (isinstance(value, str) and value == rpc.UNKNOWN):
+        if unknowns is not None:
+            unknowns.append(path)
+        return rpc.UNKNOWN
     if isinstance(value, dict):
         if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
             secrets.append(path)
-            return _unwrap(value.get("value"), path, [])
-        return {k: _unwrap(v, f"{path}.{k}" if path else k, secrets) for k, v in value.items()}
+            return _unwrap(value.get("value"), path, [], unknowns)
+        return {k: _unwrap(v, f"{path}.{k}" if path else k, secrets, unknowns) for k, v in value.items()}
     if isinstance(value, list):
-        return [_unwrap(v, f"{path}[{i}]", secrets) for i, v in enumerate(value)]
+        return [_unwrap(v, f"{path}[{i}]", secrets, unknowns) for i, v in enumerate(value)]
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -70,13 +80,28 @@ def _short_hash(text: str, length: int = 8) -> str:
 
 
 class PreviewMocks(pulumi.runtime.Mocks):
-    """Answers as providers would on create: an id, and the outputs the program or the pack reads (ARNs, Azure ids,
-    names). No invoke can reach a cloud offline: reads of existing policies find nothing."""
+    """Answers as providers would: an id, and the outputs the program or the pack reads (ARNs, Azure ids, names).
+    ``phase`` "up": as after a create. "preview": as a provider's preview answers the engine (provider_shapes.py):
+    what it computes is unknown on a create, and on an update what it does not keep from ``prior`` (an earlier run's
+    recording: the deployed state); a resource whose inputs equal its prior inputs is a "same" step with its old outputs.
+    No invoke can reach a cloud offline: reads of existing policies find nothing."""
 
-    def __init__(self, config: dict[str, str]):
+    def __init__(self, config: dict[str, str], phase: str = "up", prior: Optional[Recorded] = None):
         self.config = config
+        self.phase = phase
+        self.prior = {(r.type, r.name): (prior.inputs.get(r.urn), r.props) for r in prior.resources} if prior else {}
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        resource_id, state = self._after_create(args)
+        if self.phase != "preview":
+            return resource_id, state
+        inputs = _unwrap(dict(args.inputs), "", [])
+        before = self.prior.get((args.typ, args.name))
+        if before is not None and before[0] == inputs:
+            return resource_id, dict(before[1])  # a same step: the old outputs
+        return (resource_id if before is not None else ""), preview_state(args.typ, state, before[1] if before is not None else None)
+
+    def _after_create(self, args: pulumi.runtime.MockResourceArgs):
         state = dict(args.inputs)
         typ, name = args.typ, args.name
         suffix = _short_hash(f"{typ}|{name}", 7)
@@ -130,7 +155,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             return response
         secret_paths: list[str] = []
         inputs = _unwrap(rpc.deserialize_properties(request.object), "", secret_paths)
-        state = _unwrap(self.resources[response.urn].state, "", [])
+        unknowns: list[str] = []
+        state = _unwrap(self.resources[response.urn].state, "", [], unknowns)
         self.recorded.inputs[response.urn] = inputs
         # The SDK collects dependencies in a set: their order changes from run to run, resources.json must not.
         self.recorded.resources.append(DeployedResource(
@@ -138,7 +164,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             dependencies=tuple(sorted(request.dependencies)), secret_paths=tuple(secret_paths),
             additional_secret_outputs=tuple(request.additionalSecretOutputs), protect=bool(request.protect),
             replace_on_changes=tuple(request.replaceOnChanges), aliases=tuple(sorted(a.spec.name or a.urn for a in request.aliases)),
-            deleted_with=request.deletedWith or None))
+            deleted_with=request.deletedWith or None, unknowns=tuple(unknowns),
+            property_dependencies=tuple(sorted((key, tuple(sorted(deps.urns))) for key, deps in request.propertyDependencies.items()))))
         return response
 
 
@@ -167,17 +194,20 @@ def _fresh_runtime(directory: Path):
 
 
 def run_program(project_dir: Path, stack: str, config: Optional[dict[str, str]] = None, secret_keys: Optional[list[str]] = None,
-                register: Optional[Callable[[], None]] = None) -> Recorded:
+                register: Optional[Callable[[], None]] = None, phase: str = "up", prior: Optional[Recorded] = None) -> Recorded:
     """Run the program of ``project_dir`` for ``stack`` (config from its stack file unless given) and return what it
-    registered. ``register`` replaces the program (the bench's SDK floor)."""
+    registered. ``register`` replaces the program (the bench's SDK floor). ``phase``: "up" (what the engine holds after
+    an update) or "preview" (a ``pulumi preview``: a first deployment, or an update of ``prior``'s state)."""
+    if phase not in PHASES:
+        raise ValueError(f"phase {phase!r}: one of {', '.join(PHASES)}")
     if config is None:
         config, secret_keys = stack_config(project_dir / "stacks" / f"Pulumi.{stack}.yaml")
-    recorded = Recorded(stack=stack, config=dict(config), secret_keys=tuple(secret_keys or ()))
+    recorded = Recorded(stack=stack, config=dict(config), secret_keys=tuple(secret_keys or ()), phase=phase)
     warnings = recorded.warnings
     with _fresh_runtime(project_dir):
-        mocks = PreviewMocks(config)
+        mocks = PreviewMocks(config, phase, prior)
         monitor = RecordingMonitor(mocks, recorded)
-        pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+        pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=phase == "preview", monitor=monitor)
         pulumi.runtime.set_all_config(dict(config), list(secret_keys or []))
         original_warn = pulumi.log.warn
         pulumi.log.warn = lambda message, *args, **kwargs: warnings.append(str(message))  # type: ignore[assignment]

@@ -1,0 +1,150 @@
+"""The pack as the real engine drives it (reference/pulumi.md §1.4): Analyze with checked inputs, AnalyzeStack with
+provider-shaped outputs, the engine's unknown sentinels and propertyDependencies, at a first ``pulumi preview``, at an
+update preview over a deployed state, and after ``up``."""
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+from pulumi.runtime.rpc import UNKNOWN
+
+from egress_preview.pack import run_pack
+from egress_preview.program import run_program
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+import components.azure_firewall  # noqa: E402  (the program's own modules, patched where a test breaks a rule)
+import components.aws_network_firewall  # noqa: E402
+import components.kubernetes_egress  # noqa: E402
+
+STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+CANT_RUN = "during preview:"  # the servicer's "can't run policy ... during preview: ..." (pulumi_policy/policy.py)
+
+
+def _stopping(violations):
+    """What would fail the real gate: a mandatory violation, or any policy that could not run."""
+    return [(v.policy, v.level, v.resource, v.message[:200]) for v in violations if v.level == "mandatory" or CANT_RUN in v.message]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_first_preview_of_every_stack_judges_everything(stack):
+    """A first deployment's preview: every computed output unknown, every input computed from one unknown. No policy
+    answers "can't run" and none reports anything mandatory: the inputs allow judging everything."""
+    recorded = run_program(ROOT, stack, phase="preview")
+    assert recorded.phase == "preview" and any(r.unknowns for r in recorded.resources if not r.type.startswith("kubernetes:")) == (
+        any(r.type.startswith(("aws:", "azure-native:")) for r in recorded.resources))
+    assert _stopping(run_pack(recorded)) == []
+
+
+def _without_changelogs(monkeypatch):
+    original = components.azure_firewall.rcg_body
+
+    def body(group, plan, ids):
+        out = original(group, plan, ids)
+        for collection in out["properties"]["ruleCollections"]:
+            for rule in collection["rules"]:
+                if "targetFqdns" in rule:
+                    rule["targetFqdns"] = [f for f in rule["targetFqdns"] if f != "changelogs.ubuntu.com"]
+        return out
+    monkeypatch.setattr(components.azure_firewall, "rcg_body", body)
+    return "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-aks'", "aks-os-updates-changelogs"
+
+
+def _without_docker(monkeypatch):
+    original = components.aws_network_firewall.rule_group_body
+
+    def body(group):
+        out = original(group)
+        listed = out["RuleGroup"]["RulesSource"].get("RulesSourceList")
+        if listed and "download.docker.com" in listed["Targets"] and "-seed-" in out["RuleGroupName"]:
+            listed["Targets"] = [t for t in listed["Targets"] if t != "download.docker.com"]
+        return out
+    monkeypatch.setattr(components.aws_network_firewall, "rule_group_body", body)
+    return "aws:networkfirewall/ruleGroup:RuleGroup 'egress-dev-seed-tls-sni'", "kkp-kubeone-docker-apt"
+
+
+def _without_ubuntu_archive(monkeypatch):
+    original = components.kubernetes_egress.egress_proxy_objects
+
+    def objects(plan):
+        out = original(plan)
+        for obj in out:
+            if obj["kind"] == "ConfigMap" and "squid.conf" in obj.get("data", {}):
+                obj["data"]["squid.conf"] = obj["data"]["squid.conf"].replace("dstdomain -n archive.ubuntu.com ", "dstdomain -n ")
+        return out
+    monkeypatch.setattr(components.kubernetes_egress, "egress_proxy_objects", objects)
+    return "kubernetes:core/v1:ConfigMap 'egress-proxy-configmap-egress-proxy-egress-proxy-config'", "kkp-os-ubuntu-archive"
+
+
+BREAKS = {"azure rule collection group": ("dev", _without_changelogs), "aws rule group": ("dev", _without_docker),
+          "squid ConfigMap": ("proxy-only", _without_ubuntu_archive)}
+
+
+@pytest.mark.parametrize("case", sorted(BREAKS))
+def test_update_preview_that_removes_a_required_destination_fails_naming_it(case, monkeypatch):
+    """A deployed stack; a change removes one required destination from one resource. The update's preview (that
+    resource an update step: its read-only outputs unknown, the others same steps with their old outputs) fails with
+    mandatory violations naming the requirement, from the resource policy and from the stack policy."""
+    stack, breaking = BREAKS[case]
+    deployed = run_program(ROOT, stack)
+    resource, entry = breaking(monkeypatch)
+    preview = run_program(ROOT, stack, phase="preview", prior=deployed)
+    before = {r.label(): r for r in deployed.resources}
+    changed = next(r for r in preview.resources if r.label() == resource)
+    assert changed.props != before[resource].props  # an update step
+    if not resource.startswith("kubernetes:"):  # the cloud providers' read-only outputs are unknown until it runs
+        assert changed.unknowns
+    stopping = _stopping(run_pack(preview))
+    assert {(p, lvl, res) for p, lvl, res, _ in stopping} == {("required-egress-complete-before-write", "mandatory", resource),
+                                                              ("required-egress-complete", "mandatory", resource)}
+    assert all(entry in message for *_, message in stopping)
+    # Every other resource is a same step, with its old outputs (an update keeps a rule group's ARN: the policy is same).
+    assert [r.label() for r in preview.resources if r.label() != resource and (r.unknowns or r.props != before[r.label()].props)] == []
+
+
+@pytest.mark.parametrize("case", sorted(BREAKS))
+def test_up_refuses_the_broken_write_before_it_happens(case, monkeypatch):
+    """At up, stack policies run after every step was executed; the write is refused by a resource policy (Analyze,
+    on the checked inputs), which the engine runs before the step: that resource is not written."""
+    stack, breaking = BREAKS[case]
+    resource, entry = breaking(monkeypatch)
+    recorded = run_program(ROOT, stack)
+    from egress_policies import POLICIES
+    from pulumi_policy import ResourceValidationPolicy
+
+    resource_policies = [p for p in POLICIES if isinstance(p, ResourceValidationPolicy)]
+    before = [v for v in run_pack(recorded, policies=resource_policies) if v.level == "mandatory"]
+    assert [(v.policy, v.resource) for v in before] == [("required-egress-complete-before-write", resource)]
+    assert entry in before[0].message
+
+
+def test_outputs_after_up_with_ids_in_another_case_still_join():
+    """ARM ids are case-insensitive: the service may return an IP Group's id in another case than the rules carry."""
+    recorded = run_program(ROOT, "dev")
+    shouted = [dataclasses.replace(r, props={**r.props, "id": r.props["id"].upper()}) if r.type == "azure-native:network:IpGroup" else r
+               for r in recorded.resources]
+    assert any(r.props.get("id", "").isupper() for r in shouted)
+    assert _stopping(run_pack(dataclasses.replace(recorded, resources=shouted))) == []
+
+
+def test_the_harness_presents_what_providers_return():
+    """After up an RCG's outputs carry no path parameters (its policy comes from its id); a Secret's inputs are what
+    pulumi-kubernetes' Check leaves (base64 data); at a preview unknowns travel as the engine's sentinel."""
+    from egress_preview.pack import analyze_requests, analyze_stack_request
+    from google.protobuf import json_format
+
+    recorded = run_program(ROOT, "dev")
+    stack = json_format.MessageToDict(analyze_stack_request(recorded.resources))
+    rcg = next(r for r in stack["resources"] if r["type"] == "azure-native:network:FirewallPolicyRuleCollectionGroup")
+    assert not {"resourceGroupName", "firewallPolicyName", "ruleCollectionGroupName"} & set(rcg["properties"])
+    assert rcg["properties"]["provisioningState"] == "Succeeded" and "/firewallPolicies/" in rcg["properties"]["id"]
+    preview = run_program(ROOT, "dev", phase="preview")
+    stack = json_format.MessageToDict(analyze_stack_request(preview.resources))
+    rcg = next(r for r in stack["resources"] if r["type"] == "azure-native:network:FirewallPolicyRuleCollectionGroup")
+    assert rcg["properties"]["id"] == UNKNOWN and rcg["propertyDependencies"]
+    secrets = [r for r in run_program(ROOT, "openshift").resources if r.type == "kubernetes:core/v1:Secret"]
+    for request in analyze_requests(secrets, {}):
+        props = json_format.MessageToDict(request.properties)
+        assert "stringData" not in props and props.get("data")
