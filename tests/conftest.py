@@ -21,6 +21,22 @@ settings.register_profile("explore", derandomize=False, database=None, deadline=
 settings.load_profile("deterministic")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _git_reads_no_machine_config(tmp_path_factory):
+    """Every git the tests run (directly or through `egress diff`) reads only this config: a developer's global
+    commit.gpgsign, hooks or line-ending settings must not decide whether a test passes. A test that wants a user's
+    config sets GIT_CONFIG_GLOBAL itself. Repository locations from a calling hook (GIT_DIR, ...) are dropped too."""
+    config = tmp_path_factory.mktemp("git") / "config"
+    config.write_text("[user]\n\tname = egress-matrix tests\n\temail = tests@example.com\n")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GIT_CONFIG_GLOBAL", str(config))
+        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+                     "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CEILING_DIRECTORIES"):
+            patch.delenv(name, raising=False)
+        yield
+
+
 @pytest.fixture(scope="session")
 def catalog():
     return load_catalog(ROOT / "matrix")

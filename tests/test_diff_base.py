@@ -19,7 +19,8 @@ _FAKE_TREE = {
     "egress_preview/preview.py": (
         "import os, sys\n"
         "def preview(project, stack):\n"
-        "    return {'stack': stack, 'env': sorted(os.environ), 'pythonpath': os.environ.get('PYTHONPATH', ''), 'argv0': sys.argv[0]}\n"
+        "    return {'stack': stack, 'env': sorted(os.environ), 'pythonpath': os.environ.get('PYTHONPATH', ''), 'argv0': sys.argv[0],\n"
+        "            'own_code': open(__file__, 'rb').read().decode('latin-1')}\n"
         "def snapshot(result):\n"
         "    return result\n"),
     "stacks/Pulumi.dev.yaml": "config: {}\n",
@@ -87,3 +88,22 @@ def test_the_help_says_the_base_is_executed(run_cli):
     text = " ".join(out.split()).replace("│", "").replace("  ", " ")
     assert code == 0 and "EXECUTED" in text and "scrubbed environment" in " ".join(text.split())
     assert "executed" in (base_snapshot.__doc__ or "").lower()
+
+
+
+@pytest.mark.parametrize("core", ["\tautocrlf = true\n", "\teol = crlf\n", "\tattributesFile = {attributes}\n"],
+                         ids=["autocrlf", "eol", "attributesFile"])
+def test_a_users_git_config_does_not_change_the_base(core, fake_repo, tmp_path, monkeypatch):
+    """The base's code is the committed bytes, whatever the user's git config says about line endings or export: with
+    core.autocrlf=true ``git archive`` wrote CRLF, and a global attributes file with export-ignore left files out."""
+    attributes = tmp_path / "attributes"
+    attributes.write_text("*.py export-ignore\n* text eol=crlf\n" if "attributes" in core else "* text=auto\n")
+    config = tmp_path / "gitconfig"
+    config.write_text("[core]\n" + core.format(attributes=attributes))
+    if "attributes" not in core:  # core.eol acts on files the repository marks as text
+        (fake_repo / ".gitattributes").write_text("* text=auto\n")
+        subprocess.run(["git", "-C", str(fake_repo), "add", ".gitattributes"], check=True)
+        subprocess.run(["git", "-C", str(fake_repo), "commit", "-q", "-m", "attributes"], check=True)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    seen = base_snapshot(fake_repo, "HEAD", "dev")
+    assert seen["own_code"] == _FAKE_TREE["egress_preview/preview.py"]
