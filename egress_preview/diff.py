@@ -56,6 +56,9 @@ print(json.dumps(snapshot(preview(open_project(Path(sys.argv[1])), sys.argv[2]))
 # Pulumi credentials, no kubeconfig, no tokens): the base is code from a branch, and it is executed.
 _BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "SYSTEMROOT")
 _REF_FIX = "Fix: pass a commit, branch or tag that exists (in CI, fetch the base branch: actions/checkout with fetch-depth: 0)"
+# The base is the committed bytes: a user's line-ending settings (core.autocrlf, core.eol) would hand its code over
+# converted, and a global attributes file (export-ignore) incomplete. The repository's own .gitattributes still apply.
+_GIT = ("git", "-c", "core.autocrlf=false", "-c", "core.eol=lf", "-c", f"core.attributesFile={os.devnull}")
 
 
 def check_base_ref(ref: str) -> None:
@@ -69,7 +72,7 @@ def check_base_ref(ref: str) -> None:
 def _resolve_ref(project_root: Path, ref: str) -> str:
     """The commit ``ref`` names, as a full SHA, resolved with ``--end-of-options`` so git never reads it as an option."""
     check_base_ref(ref)
-    done = subprocess.run(["git", "-C", str(project_root), "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+    done = subprocess.run([*_GIT, "-C", str(project_root), "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
                           capture_output=True, text=True)
     sha = done.stdout.strip()
     if done.returncode != 0 or len(sha) not in (40, 64) or any(c not in "0123456789abcdef" for c in sha):
@@ -87,7 +90,7 @@ def base_snapshot(project_root: Path, ref: str, stack: str) -> dict[str, Any]:
     --end-of-options`` before ``git archive`` sees it, and a ref that looks like an option is refused."""
     sha = _resolve_ref(project_root, ref)
     try:
-        archive = subprocess.run(["git", "-C", str(project_root), "archive", "--format=tar", sha], capture_output=True, check=True).stdout
+        archive = subprocess.run([*_GIT, "-C", str(project_root), "archive", "--format=tar", sha], capture_output=True, check=True).stdout
     except subprocess.CalledProcessError as exc:
         raise DiffError(f"git ref '{ref}' ({sha}): {exc.stderr.decode(errors='replace').strip()}. {_REF_FIX}") from None
     with tempfile.TemporaryDirectory(prefix="egress-diff-") as directory:
