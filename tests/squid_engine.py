@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import datetime
 import http.server
-import ipaddress
 import os
-import random
 import shutil
 import signal
 import socket
@@ -51,7 +49,7 @@ if SQUID is None and os.environ.get("EGRESS_REQUIRE_ENGINES"):
     raise RuntimeError("squid is required (EGRESS_REQUIRE_ENGINES is set) but not installed")
 needs_squid = pytest.mark.skipif(SQUID is None, reason="squid is not installed (.ci/run installs Debian's squid)")
 
-START_TIMEOUT = 15.0  # seconds until Squid must accept; it usually takes 0.15-0.5 s
+START_TIMEOUT = 60.0  # a hang guard only (Squid usually accepts within 0.15-0.5 s): a loaded machine must not fail a test
 STOP_TIMEOUT = 8.0  # seconds after SIGTERM before SIGKILL; Squid 5.7 needs about 2 s even with shutdown_lifetime 0
 REQUEST_TIMEOUT = 15.0  # per probe; an allowed name missing from hosts_file costs the DNS timeout (1 s here, times retries)
 
@@ -137,17 +135,16 @@ class _Server(http.server.ThreadingHTTPServer):
         pass
 
 
-def _serve(address: str, port: int, context: ssl.SSLContext | None, stack: ExitStack) -> None:
-    """Serve ``_Upstream`` on address:port in a daemon thread, stopped and closed by ``stack``.
+def _serve(server: "_Server", context: ssl.SSLContext | None, stack: ExitStack) -> None:
+    """Serve ``_Upstream`` on the bound ``server`` in a daemon thread, stopped and closed by ``stack``.
 
     With ``context`` every accepted socket is wrapped without handshaking; the handshake runs on the request's own
     thread, so a stalled client cannot block the accept loop.
     """
-    server = _Server((address, port), _Upstream)
     if context is not None:
         server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True,
-                              name=f"squid-engine-upstream-{port}")
+                              name=f"squid-engine-upstream-{server.server_address[1]}")
     thread.start()
 
     def stop():
@@ -169,22 +166,33 @@ def _tls_context(workdir: Path) -> ssl.SSLContext:
     return context
 
 
-def _upstream_address(ports: Sequence[int]) -> str:
-    """127.0.0.1 when all ``ports`` are free there, else a random other loopback address where they are."""
-    candidates = ["127.0.0.1"] + [str(ipaddress.IPv4Address("127.0.0.0") + random.randrange(2, 2**24 - 1)) for _ in range(20)]
-    for address in candidates:
+# Where the upstreams may listen: 127.0.0.1, else the next loopback address (in this fixed order) where every port is
+# free. A concurrent run (another test process) that took an address makes the bind fail, and the next one is tried.
+UPSTREAM_ADDRESSES = ["127.0.0.1", *(f"127.0.{n // 250}.{n % 250 + 2}" for n in range(1, 64))]
+
+
+def _serve_upstreams(tls_ports: Sequence[int], http_ports: Sequence[int], context: ssl.SSLContext, stack: ExitStack) -> str:
+    """Bind the upstreams on the first address where all their ports bind, serve them; return that address.
+
+    Bound, not probed: a port found free and bound later can be taken in between by another run."""
+    for address in UPSTREAM_ADDRESSES:
+        bound: list[tuple[_Server, ssl.SSLContext | None]] = []
         try:
-            for port in ports:
-                with socket.socket() as s:
-                    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                    s.bind((address, port))
+            for port, port_context in [*((p, context) for p in tls_ports), *((p, None) for p in http_ports)]:
+                bound.append((_Server((address, port), _Upstream), port_context))
         except PermissionError as exc:
-            raise RuntimeError(f"cannot bind the upstream ports {list(ports)} ({exc}); serving real ports below 1024 "
-                               "needs root, which CI has") from exc
+            for server, _ in bound:
+                server.server_close()
+            raise RuntimeError(f"cannot bind the upstream ports {[*tls_ports, *http_ports]} ({exc}); serving real ports below "
+                               "1024 needs root, which CI has") from exc
         except OSError:
+            for server, _ in bound:
+                server.server_close()
             continue
+        for server, port_context in bound:
+            _serve(server, port_context, stack)
         return address
-    raise RuntimeError(f"no loopback address has all of the ports {list(ports)} free")
+    raise RuntimeError(f"no loopback address has all of the ports {[*tls_ports, *http_ports]} free")
 
 
 def _request(port: int, request: str) -> tuple[int, socket.socket]:
@@ -274,6 +282,46 @@ def _keep(rundir: Path, workdir: Path) -> None:
             shutil.copyfile(rundir / name, workdir / name)
 
 
+BIND_ATTEMPTS = 5  # a free port taken by another process before Squid binds it: start again on another one
+
+
+def _accepting(squid: Squid) -> bool:
+    """Squid's own word that it listens on 127.0.0.1:port (a connect could reach another process on that port)."""
+    return any(line.split("| ", 1)[-1].startswith("Accepting HTTP Socket connections at ") and f" local=127.0.0.1:{squid.port} " in line
+               for line in squid.cache_log().splitlines())
+
+
+def _start_squid(allowlist_conf: str, upstream: str, rundir: Path, stack: ExitStack) -> Squid:
+    """Squid on a free port of 127.0.0.1, started again on another port when that one was taken before Squid bound it."""
+    for _ in range(BIND_ATTEMPTS):
+        proxy_port = _free_port()
+        (rundir / "cache.log").unlink(missing_ok=True)
+        conf = rundir / "squid.conf"
+        conf.write_text(RUNTIME.format(port=proxy_port, dir=rundir) + allowlist_conf)
+        if os.geteuid() == 0:  # Squid started as root drops to cache_effective_user (proxy) before it writes anything
+            os.chmod(rundir, 0o755)
+            for path in [rundir, *rundir.iterdir()]:
+                shutil.chown(path, "proxy")
+        with open(rundir / "squid.out", "wb") as out:
+            process = subprocess.Popen([SQUID or "squid", "-N", "-f", str(conf)], stdout=out, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL)
+        stack.callback(_stop, process)
+        squid = Squid(proxy_port, upstream, rundir, process)
+        deadline = time.monotonic() + START_TIMEOUT
+        while not _accepting(squid):
+            if process.poll() is not None:
+                if f"to 127.0.0.1:{proxy_port}: (98) Address already in use" in squid.cache_log():
+                    break  # the port went to someone else: another port
+                raise RuntimeError(f"squid exited with {process.returncode} before accepting on 127.0.0.1:{proxy_port}\n"
+                                   f"{(rundir / 'squid.out').read_text(errors='replace')}\n{squid.cache_log()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"squid did not accept on 127.0.0.1:{proxy_port} within {START_TIMEOUT} s\n{squid.cache_log()}")
+            time.sleep(0.05)  # polling Squid's log for its own readiness line; the deadline is only a hang guard
+        else:
+            return squid
+    raise RuntimeError(f"squid found its port taken {BIND_ATTEMPTS} times in a row\n{squid.cache_log()}")
+
+
 @contextmanager
 def running_squid(allowlist_conf: str, hosts: Iterable[str], workdir: Path, *,
                   tls_ports: Sequence[int] = (443,), http_ports: Sequence[int] = (80,)) -> Iterator[Squid]:
@@ -293,39 +341,9 @@ def running_squid(allowlist_conf: str, hosts: Iterable[str], workdir: Path, *,
         rundir = Path(tempfile.mkdtemp(prefix="squid-engine-"))
         stack.callback(shutil.rmtree, rundir, ignore_errors=True)
         stack.callback(_keep, rundir, workdir)
-        address = _upstream_address([*tls_ports, *http_ports])
-        context = _tls_context(workdir)
-        for port in tls_ports:
-            _serve(address, port, context, stack)
-        for port in http_ports:
-            _serve(address, port, None, stack)
+        address = _serve_upstreams(tls_ports, http_ports, _tls_context(workdir), stack)
 
-        proxy_port = _free_port()
         # One name per line: Squid reads hosts_file lines into a fixed buffer, so a long line loses its tail silently.
         (rundir / "hosts").write_text("".join(f"{address} {host}\n" for host in sorted(set(hosts))))
-        conf = rundir / "squid.conf"
-        conf.write_text(RUNTIME.format(port=proxy_port, dir=rundir) + allowlist_conf)
-        if os.geteuid() == 0:  # Squid started as root drops to cache_effective_user (proxy) before it writes anything
-            os.chmod(rundir, 0o755)
-            for path in [rundir, *rundir.iterdir()]:
-                shutil.chown(path, "proxy")
-        with open(rundir / "squid.out", "wb") as out:
-            process = subprocess.Popen([SQUID or "squid", "-N", "-f", str(conf)], stdout=out, stderr=subprocess.STDOUT,
-                                       stdin=subprocess.DEVNULL)
-        stack.callback(_stop, process)
-        squid = Squid(proxy_port, address, rundir, process)
-
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"squid exited with {process.returncode} before accepting on 127.0.0.1:{proxy_port}\n"
-                                   f"{(rundir / 'squid.out').read_text(errors='replace')}\n{squid.cache_log()}")
-            try:
-                socket.create_connection(("127.0.0.1", proxy_port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"squid did not accept on 127.0.0.1:{proxy_port} within {START_TIMEOUT} s\n"
-                                       f"{squid.cache_log()}") from None
-                time.sleep(0.05)
+        squid = _start_squid(allowlist_conf, address, rundir, stack)
         yield squid

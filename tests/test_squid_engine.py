@@ -114,6 +114,25 @@ def test_squid_and_upstreams_are_stopped_even_when_the_block_fails(tmp_path):
 
 @pytest.mark.engine
 @needs_squid
+def test_a_proxy_port_taken_before_squid_binds_it_is_given_up_for_another(tmp_path, monkeypatch):
+    """The free port is found, then bound by Squid: another process can take it in between. Squid is started again on
+    another port, and it is only used once Squid itself says it accepts there (a connect would reach the other process)."""
+    import squid_engine
+
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        taken = other.getsockname()[1]
+        ports = iter([taken, squid_engine._free_port()])
+        monkeypatch.setattr(squid_engine, "_free_port", lambda: next(ports))
+        with running_squid(ALLOWLIST, HOSTS, tmp_path) as running:
+            assert running.port != taken
+            assert running.get("archive.ubuntu.com") == 200
+            assert running.connect("evil.test", 443) == 403
+
+
+@pytest.mark.engine
+@needs_squid
 def test_a_config_squid_rejects_fails_fast_with_its_log(tmp_path):
     with pytest.raises(RuntimeError, match="(?s)squid exited with 1 before accepting.*unrecognized"):
         with running_squid("http_acces deny all\n", HOSTS, tmp_path):
