@@ -105,8 +105,8 @@ def test_squid_and_upstreams_are_stopped_even_when_the_block_fails(tmp_path):
             process, port = running.process, running.port
             1 / 0
     assert process.poll() is not None
-    with pytest.raises(OSError):
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    # Squid's own word that it let go of its port (a connect to it could reach whatever process took it up since)
+    assert f"Closing HTTP(S) port 127.0.0.1:{port}" in (tmp_path / "cache.log").read_text()
     assert not [thread for thread in set(threading.enumerate()) - before if thread.name.startswith("squid-engine-upstream")]
     assert "TCP_" not in (tmp_path / "access.log").read_text()  # logs kept for a post-mortem; no request was made
     assert "Exiting normally" in (tmp_path / "cache.log").read_text()
