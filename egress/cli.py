@@ -128,6 +128,11 @@ def _pack_config(path: Optional[Path]) -> Optional[dict]:
     return None if path is None else load_pack_config(path)
 
 
+class Phase(str, Enum):
+    up = "up"
+    preview = "preview"
+
+
 @app.command("preview")
 def preview_command(
     stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
@@ -135,11 +140,16 @@ def preview_command(
                                       "run wrote (OUT/.egress-manifest.json) are replaced or removed.")] = Path("out"),
     policy_config: Annotated[Optional[Path], typer.Option("--policy-pack-config", help="Policy pack config (JSON, as for pulumi --policy-pack-config).",
                                                           dir_okay=False)] = None,
+    phase: Annotated[Phase, typer.Option("--phase", help="What the pack is shown: 'up' the resources as an update leaves them (all values "
+                                         "known); 'preview' as a real `pulumi preview` shows them (what providers compute is unknown): "
+                                         "a first deployment, or with --deployed an update of that state.")] = Phase.up,
+    deployed: Annotated[Optional[Path], typer.Option("--deployed", help="With --phase preview: the resources.json of an earlier "
+                                                     "`egress preview` of this stack, standing for the deployed state.", dir_okay=False)] = None,
     project: ProjectOption = None,
 ) -> None:
     """The main job offline: run the Pulumi program under the SDK's mocks with the stack's config, run the policy pack over
-    what it registers (as the engine presents it), print a summary, write OUT/resources.json and every target's render.
-    Exits 1 on a mandatory policy violation."""
+    what it registers (as the engine presents it at up, or at a preview with --phase preview), print a summary, write
+    OUT/resources.json and every target's render. Exits 1 on a mandatory policy violation."""
     import os
 
     from egress_preview.preview import RESOURCES_JSON, preview, summary_lines, write
@@ -148,12 +158,17 @@ def preview_command(
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = err.is_terminal and not os.environ.get("CI")
     config = _pack_config(policy_config)
+    if deployed is not None and phase is not Phase.preview:
+        raise EgressError(f"--deployed {deployed}: a deployed state is what a preview compares with. Fix: add --phase preview, or drop --deployed")
+    from .deployed_file import load_deployed
+
+    prior = load_deployed(deployed, stack) if deployed is not None else None
     check_out_dir(out, proj.root, [*TARGETS, RESOURCES_JSON])  # before the slow part; write() checks everything again
     if interactive:
         with err.status("preview") as status:
-            result = preview(proj, stack, config, progress=lambda text: status.update(text))
+            result = preview(proj, stack, config, progress=lambda text: status.update(text), phase=phase.value, prior=prior)
     else:
-        result = preview(proj, stack, config)
+        result = preview(proj, stack, config, phase=phase.value, prior=prior)
     written = write(result, out, proj.root)
     for note in written.kept:
         err.print(escape(note))

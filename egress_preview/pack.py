@@ -16,11 +16,11 @@ from typing import Any, Iterable, Mapping, Optional
 import pulumi
 from google.protobuf import json_format
 from pulumi.runtime import settings
-from pulumi.runtime import proto
+from pulumi.runtime import proto, rpc
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from egress.deployed import DeployedResource
+from egress.deployed import UNKNOWN, DeployedResource
 
 from .program import Recorded
 from .provider_shapes import checked, provider_outputs
@@ -63,8 +63,19 @@ def servicer(policies: Optional[list] = None, config: Optional[Mapping[str, Any]
     return analyzer
 
 
+def _wire(value: Any) -> Any:
+    """The core's UNKNOWN as the engine's sentinel (what pulumi_policy's proxies raise on)."""
+    if value == UNKNOWN:
+        return rpc.UNKNOWN
+    if isinstance(value, dict):
+        return {k: _wire(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_wire(v) for v in value]
+    return value
+
+
 def _struct(target, value: Mapping[str, Any]) -> None:
-    json_format.ParseDict(json.loads(json.dumps(value)), target)
+    json_format.ParseDict(json.loads(json.dumps(_wire(value))), target)
 
 
 def _options(target, resource: DeployedResource) -> None:

@@ -15,6 +15,7 @@ from egress.outdir import Written, write_output
 from egress.project import Project
 from egress.render import requirement_json
 from egress.targets import TARGETS
+from egress.targets.unknowns import judgeable
 
 from .dangers import snapshot_flag
 from .pack import Violation, run_pack
@@ -43,6 +44,7 @@ class PreviewResult:
     coverage: list[Coverage]
     requirements: list[dict[str, Any]]
     renders: dict[str, str] = field(default_factory=dict)
+    updating: bool = False  # a preview phase over a deployed state
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -66,7 +68,7 @@ def _coverage(resolved: tuple, resources: list[DeployedResource]) -> list[Covera
     for name in profile.targets:
         spec = TARGETS[name]
         enforced = spec.enforced(catalog, profile, requirements)
-        verdict = spec.evaluate(spec.deployed(resources), enforced, catalog)
+        verdict = spec.evaluate(spec.deployed(judgeable(resources)), enforced, catalog)  # what a preview cannot know: the pack says
         out.append(Coverage(name, len(enforced), len(enforced) - len(verdict.missing), len(verdict.extra), verdict.rules_checked))
     return out
 
@@ -80,18 +82,21 @@ def _renders(project: Project, stack: str, resolved: tuple) -> dict[str, str]:
     return files
 
 
-def preview(project: Project, stack: str, pack_config: Optional[dict[str, Any]] = None, progress=None) -> PreviewResult:
-    """``progress(text)`` is told what runs next (a spinner on a terminal)."""
+def preview(project: Project, stack: str, pack_config: Optional[dict[str, Any]] = None, progress=None, phase: str = "up",
+            prior: Optional[list[DeployedResource]] = None) -> PreviewResult:
+    """``progress(text)`` is told what runs next (a spinner on a terminal). ``phase`` "preview": as a real ``pulumi
+    preview`` presents the resources (a first deployment, or an update of ``prior``, the deployed state)."""
     step = progress or (lambda text: None)
     resolved = project.requirements(stack)  # a bad stack fails here, with the core's message; resolved once for what follows
     step(f"running the program for stack '{stack}' under the Pulumi mocks")
-    recorded = run_program(project.root, stack)
+    recorded = run_program(project.root, stack, phase=phase, prior=prior or ())
     step("running the policy pack")
     violations = run_pack(recorded, pack_config)
     violations.sort(key=lambda v: (v.level != "mandatory", SEVERITY_ORDER.get(v.severity, 9), v.policy, v.resource, v.message))
     step("judging coverage and rendering the targets")
     return PreviewResult(stack=stack, recorded=recorded, violations=violations, coverage=_coverage(resolved, recorded.resources),
-                         requirements=[requirement_json(r) for r in resolved[2]], renders=_renders(project, stack, resolved))
+                         requirements=[requirement_json(r) for r in resolved[2]], renders=_renders(project, stack, resolved),
+                         updating=prior is not None)
 
 
 def snapshot(result: PreviewResult) -> dict[str, Any]:
@@ -110,6 +115,7 @@ def snapshot(result: PreviewResult) -> dict[str, Any]:
         # plans a migration (firewall resources not protected).
         "cluster": recorded.config.get(f"{PROJECT}:clusterName") or result.stack,
         "allowFirewallReplacement": snapshot_flag(recorded.config),
+        **({"phase": recorded.phase} if recorded.phase != "up" else {}),
     }
 
 
@@ -122,7 +128,12 @@ def write(result: PreviewResult, out: Path, project_root: Optional[Path] = None)
 
 def summary_lines(result: PreviewResult) -> list[str]:
     recorded = result.recorded
-    lines = [f"stack {result.stack}: {len(recorded.resources)} resources, {len(result.requirements)} requirements"]
+    shown_as = {"up": "as an update leaves them", "preview": "as `pulumi preview` shows an update of the deployed state" if result.updating
+                else "as `pulumi preview` shows a first deployment"}[recorded.phase]
+    lines = [f"stack {result.stack}: {len(recorded.resources)} resources ({shown_as}), {len(result.requirements)} requirements"]
+    unknown = sum(1 for r in recorded.resources if r.unknowns)
+    if unknown:
+        lines.append(f"  {unknown} resource(s) with values not known until the update runs (ids, ARNs, etags): the pack judged around them")
     for typ, count in sorted(Counter(r.type for r in recorded.resources).items()):
         lines.append(f"  {count:>4}  {typ}")
     for c in result.coverage:

@@ -16,14 +16,14 @@ import runpy
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.output import Unknown
 from pulumi.runtime import rpc, settings
 
-from egress.deployed import DeployedResource
+from egress.deployed import UNKNOWN, DeployedResource
 from egress.errors import EgressError
 from egress.gcpause import paused_gc
 from egress.profile import PROJECT, config_keys
@@ -59,10 +59,10 @@ class Recorded:
 def _unwrap(value: Any, path: str, secrets: list[str], unknowns: Optional[list[str]] = None) -> Any:
     """Secret markers out, the dotted paths where they were kept; values a preview cannot know as the engine's unknown
     sentinel, their paths in ``unknowns``."""
-    if isinstance(value, Unknown) or (isinstance(value, str) and value == rpc.UNKNOWN):
+    if isinstance(value, Unknown) or (isinstance(value, str) and value in (rpc.UNKNOWN, UNKNOWN)):
         if unknowns is not None:
             unknowns.append(path)
-        return rpc.UNKNOWN
+        return UNKNOWN  # the core's stand-in (egress/deployed.py); pack.py puts the engine's sentinel back on the wire
     if isinstance(value, dict):
         if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
             secrets.append(path)
@@ -82,24 +82,24 @@ def _short_hash(text: str, length: int = 8) -> str:
 class PreviewMocks(pulumi.runtime.Mocks):
     """Answers as providers would: an id, and the outputs the program or the pack reads (ARNs, Azure ids, names).
     ``phase`` "up": as after a create. "preview": as a provider's preview answers the engine (provider_shapes.py):
-    what it computes is unknown on a create, and on an update what it does not keep from ``prior`` (an earlier run's
-    recording: the deployed state); a resource whose inputs equal its prior inputs is a "same" step with its old outputs.
+    what it computes is unknown on a create, and on an update what it does not keep from ``prior`` (the deployed state:
+    an earlier up-phase run's resources); a resource whose state would equal its deployed state is a "same" step.
     No invoke can reach a cloud offline: reads of existing policies find nothing."""
 
-    def __init__(self, config: dict[str, str], phase: str = "up", prior: Optional[Recorded] = None):
+    def __init__(self, config: dict[str, str], phase: str = "up", prior: Iterable[DeployedResource] = ()):
         self.config = config
         self.phase = phase
-        self.prior = {(r.type, r.name): (prior.inputs.get(r.urn), r.props) for r in prior.resources} if prior else {}
+        self.prior = {(r.type, r.name): r.props for r in prior}
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         resource_id, state = self._after_create(args)
         if self.phase != "preview":
             return resource_id, state
-        inputs = _unwrap(dict(args.inputs), "", [])
         before = self.prior.get((args.typ, args.name))
-        if before is not None and before[0] == inputs:
-            return resource_id, dict(before[1])  # a same step: the old outputs
-        return (resource_id if before is not None else ""), preview_state(args.typ, state, before[1] if before is not None else None)
+        # Same inputs give the same state here (ids and ARNs derive from names), so the deployed state tells a same step.
+        if before is not None and before == _unwrap(dict(state), "", []):
+            return resource_id, dict(before)  # a same step: the old outputs
+        return (resource_id if before is not None else ""), preview_state(args.typ, state, before)
 
     def _after_create(self, args: pulumi.runtime.MockResourceArgs):
         state = dict(args.inputs)
@@ -194,10 +194,11 @@ def _fresh_runtime(directory: Path):
 
 
 def run_program(project_dir: Path, stack: str, config: Optional[dict[str, str]] = None, secret_keys: Optional[list[str]] = None,
-                register: Optional[Callable[[], None]] = None, phase: str = "up", prior: Optional[Recorded] = None) -> Recorded:
+                register: Optional[Callable[[], None]] = None, phase: str = "up", prior: Iterable[DeployedResource] = ()) -> Recorded:
     """Run the program of ``project_dir`` for ``stack`` (config from its stack file unless given) and return what it
     registered. ``register`` replaces the program (the bench's SDK floor). ``phase``: "up" (what the engine holds after
-    an update) or "preview" (a ``pulumi preview``: a first deployment, or an update of ``prior``'s state)."""
+    an update) or "preview" (a ``pulumi preview``: a first deployment, or an update of the deployed ``prior``: the
+resources of an earlier up-phase run, or of its resources.json)."""
     if phase not in PHASES:
         raise ValueError(f"phase {phase!r}: one of {', '.join(PHASES)}")
     if config is None:

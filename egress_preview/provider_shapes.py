@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 from typing import Any, Mapping, Optional
 
-from pulumi.runtime.rpc import UNKNOWN  # the engine's unknown sentinel, as on the wire
+from egress.deployed import UNKNOWN  # the core's stand-in for the engine's unknown sentinel (pack.py: on the wire)
 
 AZURE_READ_ONLY = ("id", "name", "etag", "provisioningState", "type")
 COMPUTED: dict[str, tuple[str, ...]] = {

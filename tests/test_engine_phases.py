@@ -90,7 +90,7 @@ def test_update_preview_that_removes_a_required_destination_fails_naming_it(case
     stack, breaking = BREAKS[case]
     deployed = run_program(ROOT, stack)
     resource, entry = breaking(monkeypatch)
-    preview = run_program(ROOT, stack, phase="preview", prior=deployed)
+    preview = run_program(ROOT, stack, phase="preview", prior=deployed.resources)
     before = {r.label(): r for r in deployed.resources}
     changed = next(r for r in preview.resources if r.label() == resource)
     assert changed.props != before[resource].props  # an update step
@@ -143,8 +143,26 @@ def test_the_harness_presents_what_providers_return():
     preview = run_program(ROOT, "dev", phase="preview")
     stack = json_format.MessageToDict(analyze_stack_request(preview.resources))
     rcg = next(r for r in stack["resources"] if r["type"] == "azure-native:network:FirewallPolicyRuleCollectionGroup")
-    assert rcg["properties"]["id"] == UNKNOWN and rcg["propertyDependencies"]
+    assert rcg["properties"]["id"] == UNKNOWN and rcg["propertyDependencies"]  # the engine's sentinel on the wire
     secrets = [r for r in run_program(ROOT, "openshift").resources if r.type == "kubernetes:core/v1:Secret"]
     for request in analyze_requests(secrets, {}):
         props = json_format.MessageToDict(request.properties)
         assert "stringData" not in props and props.get("data")
+
+
+def test_egress_preview_shows_the_pack_what_a_real_preview_would(run_cli, tmp_path):
+    """`egress preview --phase preview`: a first deployment as `pulumi preview` presents it, judged with no mandatory
+    violation; with --deployed (an earlier run's resources.json) an update, here of an unchanged stack: all same steps."""
+    import json
+
+    code, out, err = run_cli("preview", "--stack", "dev", "--phase", "preview", "--out", str(tmp_path / "first"), "--project", str(ROOT))
+    assert code == 0, err
+    assert "as `pulumi preview` shows a first deployment" in out and "values not known until the update runs" in out
+    first = json.loads((tmp_path / "first" / "resources.json").read_text())
+    assert first["phase"] == "preview" and any(r.get("unknowns") for r in first["resources"])
+    code, out, err = run_cli("preview", "--stack", "dev", "--out", str(tmp_path / "up"), "--project", str(ROOT))
+    assert code == 0, err
+    code, out, err = run_cli("preview", "--stack", "dev", "--phase", "preview", "--deployed", str(tmp_path / "up" / "resources.json"),
+                             "--out", str(tmp_path / "update"), "--project", str(ROOT))
+    assert code == 0, err
+    assert "shows an update of the deployed state" in out and "values not known" not in out

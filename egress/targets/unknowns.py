@@ -59,8 +59,9 @@ def unjudged(resources: Iterable[DeployedResource]) -> list[Unjudged]:
             out.append(Unjudged(resource, tuple(paths), _names(waits, by_urn)))
     # IP Groups whose id cannot be told, while rules reference ids no known group has: which group a rule means is open.
     keys = ip_group_keys(resources)
-    open_refs = referenced_ip_groups(resources) - {k for k in keys.values() if k}
-    unpaired = tuple(sorted(by_urn[u].name for u, k in keys.items() if k is None))
+    open_refs = referenced_ip_groups(resources) - {k for found in keys.values() for k in found}
+    # Groups known by no id the rules could carry (none, or only the URN a resolved reference stands for).
+    unpaired = tuple(sorted(by_urn[u].name for u, found in keys.items() if not [k for k in found if k != u.lower()]))
     if open_refs and unpaired:
         for group in (r for r in resources if r.type == RCG_TYPE and referenced_ip_groups([r]) & open_refs):
             out.append(Unjudged(group, ("ruleCollections[].rules[].sourceIpGroups",), unpaired))

@@ -79,22 +79,22 @@ def _role_of(name: str) -> Optional[str]:
     return next((role for role in sorted(ROLES, key=len, reverse=True) if name.lower().endswith(f"-{role}")), None)
 
 
-def ip_group_keys(resources: Iterable[DeployedResource]) -> dict[str, Optional[str]]:
-    """URN of each IP Group -> the (case-folded) id the rules reference it by, None where that cannot be told yet.
-    Known ids are themselves. On a first deployment (or an update of the group) a preview does not know a group's id,
-    while the rules carry the id the program constructs (subscription, resource group, name): an unknown-id group is
-    paired with the one referenced id no known group has, by its name where known, else by the role both names end
-    with (the component names each group after its role). A reference resolved through propertyDependencies is the
-    group's URN (``resolve_ip_group_references``)."""
+def ip_group_keys(resources: Iterable[DeployedResource]) -> dict[str, list[str]]:
+    """URN of each IP Group -> the (case-folded) ids the rules reference it by; empty where that cannot be told yet.
+    A known id is itself. A reference resolved through propertyDependencies is the group's URN
+    (``resolve_ip_group_references``). On a first deployment (or an update of the group) a preview does not know a
+    group's id, while the rules carry the id the program constructs (subscription, resource group, name): such a group
+    is also paired with the one referenced id no known group has, by its name where known, else by the role both names
+    end with (the component names each group after its role)."""
     resources = list(resources)
     groups = of_type(resources, IP_GROUP_TYPE)
     referenced = referenced_ip_groups(resources)
-    keys: dict[str, Optional[str]] = {g.urn: (_known(g.props.get("id")) or "").lower() or None for g in groups}
-    open_refs = referenced - {k for k in keys.values() if k}
-    for group in (g for g in groups if keys[g.urn] is None):
-        if group.urn.lower() in open_refs:
-            keys[group.urn] = group.urn.lower()
-            continue
+    keys: dict[str, list[str]] = {}
+    for group in groups:
+        known_id = (_known(group.props.get("id")) or "").lower()
+        keys[group.urn] = [known_id] if known_id else ([group.urn.lower()] if group.urn.lower() in referenced else [])
+    open_refs = referenced - {k for found in keys.values() for k in found}
+    for group in (g for g in groups if not _known(g.props.get("id"))):
         name = _known(group.props.get("name"))
         if name:
             candidates = [r for r in open_refs if r.rsplit("/", 1)[-1] == name.lower()]
@@ -102,7 +102,7 @@ def ip_group_keys(resources: Iterable[DeployedResource]) -> dict[str, Optional[s
             role = _role_of(group.name)
             candidates = [r for r in open_refs if role and _role_of(r.rsplit("/", 1)[-1]) == role]
         if len(candidates) == 1:
-            keys[group.urn] = candidates[0]
+            keys[group.urn].append(candidates[0])
             open_refs.discard(candidates[0])
     return keys
 
@@ -139,7 +139,7 @@ def artefacts(resources: Iterable[DeployedResource]) -> dict[str, str]:
     keys = ip_group_keys(resources)
     for group in of_type(resources, IP_GROUP_TYPE):
         name = str(_known(group.props.get("ipGroupsName")) or _known(group.props.get("name")) or group.name)
-        if keys[group.urn]:
-            files[f"azure/ip-groups/{name}.json"] = _text({"id": keys[group.urn], "name": name,
-                                                           "properties": {"ipAddresses": list(group.props.get("ipAddresses", []))}})
+        for index, key in enumerate(keys[group.urn]):  # one file per id the rules know it by
+            files[f"azure/ip-groups/{name}{f'.{index}' if index else ''}.json"] = _text(
+                {"id": key, "name": name, "properties": {"ipAddresses": list(group.props.get("ipAddresses", []))}})
     return files
