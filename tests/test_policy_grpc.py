@@ -19,7 +19,6 @@ import json
 import os
 import queue
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -48,6 +47,7 @@ pytestmark = pytest.mark.engine
 
 ROOT = Path(__file__).resolve().parents[1]
 PACK_DIR = ROOT / "policy"
+POLICY_VENV = ROOT / ".tools" / "policy-venv"
 STACK = "dev"
 START_TIMEOUT = 120.0  # seconds for the pack process to import everything and print its port
 CALL_TIMEOUT = 120.0  # seconds per RPC (an AnalyzeStack of dev takes well under one)
@@ -98,6 +98,25 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait(timeout=10)
 
 
+def pack_python() -> Path:
+    """The pack's own virtualenv, built from policy/requirements.txt alone as `pulumi install` builds policy/venv (.ci/run
+    builds it in .tools/policy-venv): the engine never runs a pack with the program's packages, so neither does this."""
+    python = POLICY_VENV / "bin" / "python"
+    if not python.exists():
+        message = f"{POLICY_VENV} (the pack's virtualenv from policy/requirements.txt) is not built: run .ci/run"
+        if os.environ.get("EGRESS_REQUIRE_ENGINES"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return python
+
+
+def test_the_pack_venv_holds_no_provider_sdk():
+    """What the pack imports must come from its own lock: no provider SDK is there to lean on."""
+    found = subprocess.run([str(pack_python()), "-c", "import importlib.util as u; print([m for m in ('pulumi_azure_native', 'pulumi_aws', "
+                            "'pulumi_kubernetes') if u.find_spec(m)])"], capture_output=True, text=True, check=True).stdout.strip()
+    assert found == "[]"
+
+
 @pytest.fixture(scope="module")
 def recording() -> Recorded:
     """The dev stack's preview, recorded once (the program under the SDK's mocks, ~2 s)."""
@@ -108,9 +127,10 @@ def recording() -> Recorded:
 def pack(recording: Recorded, tmp_path_factory, request) -> PackProcess:
     """The pack's own process. While it starts, the in-process results are computed: straight after the recording,
     before anything else can touch the runtime's config."""
+    python = pack_python()
     stderr_path = tmp_path_factory.mktemp("policy-pack") / "stderr.txt"
     with stderr_path.open("wb") as stderr:
-        process = subprocess.Popen([sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:1", str(PACK_DIR.resolve())],
+        process = subprocess.Popen([str(python), "-u", "-m", "pulumi.policy", "127.0.0.1:1", str(PACK_DIR.resolve())],
                                    cwd=PACK_DIR, env=_pack_env(recording), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=stderr)
     channel, reader = None, None
