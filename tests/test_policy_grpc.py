@@ -312,7 +312,9 @@ def expected(recording: Recorded) -> dict[str, Any]:
     group_broken, group = without_seed_tls_rule_group(recording)
     open_broken, patch = with_open_api_allowlist(recording)
     requirements = run_program_requirements(recording)
+    first = run_program(ROOT, STACK, phase="preview")
     return {
+        "first-preview": (first, run_pack(first)),
         "requirements": requirements,
         "default": run_pack(recording),
         "no-extra": run_pack(recording, {"egress-least-privilege": {"reportBeyondMatrix": False}}),
@@ -374,6 +376,16 @@ def test_dev_preview_over_grpc_equals_in_process(pack: PackProcess, recording: R
     assert not [v for v in got if v.level == "mandatory"], "the dev stack's own program output passes every mandatory policy"
     assert {v.policy for v in got} == {"egress-least-privilege"}  # the AWS domain-list broadening, advisory by design
     assert all(v.message.startswith("aws: allowed beyond the matrix: ") for v in got)
+
+
+def test_first_preview_over_grpc_equals_in_process(pack: PackProcess, expected):
+    """A first deployment's preview (unknown ids, ARNs and cross-resource inputs, propertyDependencies) over the wire:
+    the pack process judges it as in-process, with no "can't run" and nothing mandatory."""
+    first, want = expected["first-preview"]
+    assert any(r.unknowns for r in first.resources)
+    got = analyze_over_grpc(pack, first)
+    assert got == want, _diff(got, want)
+    assert not [v for v in got if v.level == "mandatory" or "during preview" in v.message]
 
 
 def test_engine_extras_change_nothing(pack: PackProcess, recording: Recorded, expected):
