@@ -77,6 +77,8 @@ def loop():
 
     import pulumi
 
+    # The loop other tests run on (pulumi.runtime.test's; made now if there is none yet), given back afterwards.
+    previous = asyncio.get_event_loop_policy().get_event_loop()
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     # A fresh root stack resource per test: one left by an earlier test belongs to a closed loop, and a resource
@@ -84,4 +86,6 @@ def loop():
     pulumi.runtime.settings.ROOT.set(None)
     yield loop
     close_loop(loop)  # what a failed test left pending is cancelled, not left to be reported as destroyed later
-    asyncio.set_event_loop(None)
+    asyncio.set_event_loop(previous)
+    # Nor is this test's root stack left for the next test's set_mocks to reuse: its futures belong to the closed loop.
+    pulumi.runtime.settings.ROOT.set(None)
