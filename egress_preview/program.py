@@ -34,6 +34,7 @@ from egress_preview.runloop import close_loop
 
 SECRET_STAND_IN = "offline-preview:secret-not-decrypted"
 PHASES = ("up", "preview")
+OFFLINE_ID = "00000000-0000-0000-0000-000000000000"
 _SECRET = {rpc._special_sig_key: rpc._special_secret_sig}
 
 
@@ -84,7 +85,8 @@ class PreviewMocks(pulumi.runtime.Mocks):
     ``phase`` "up": as after a create. "preview": as a provider's preview answers the engine (provider_shapes.py):
     what it computes is unknown on a create, and on an update what it does not keep from ``prior`` (the deployed state:
     an earlier up-phase run's resources); a resource whose state would equal its deployed state is a "same" step.
-    No invoke can reach a cloud offline: reads of existing policies find nothing."""
+    No invoke can reach a cloud offline: reads of existing policies find nothing; the azure-native provider's client
+    config answers with the stack's azureSubscriptionId (the subscription check then holds, as with right credentials)."""
 
     def __init__(self, config: dict[str, str], phase: str = "up", prior: Iterable[DeployedResource] = ()):
         self.config = config
@@ -139,6 +141,9 @@ class PreviewMocks(pulumi.runtime.Mocks):
         return f"{name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs):
+        if args.token == "azure-native:authorization:getClientConfig":  # the provider's credentials: the stack's own subscription
+            subscription = self.config.get(f"{PROJECT}:azureSubscriptionId")
+            return {"subscriptionId": subscription, "tenantId": OFFLINE_ID, "clientId": OFFLINE_ID, "objectId": OFFLINE_ID} if subscription else {}
         return {}
 
 

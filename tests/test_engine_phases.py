@@ -166,3 +166,22 @@ def test_egress_preview_shows_the_pack_what_a_real_preview_would(run_cli, tmp_pa
                              "--out", str(tmp_path / "update"), "--project", str(ROOT))
     assert code == 0, err
     assert "shows an update of the deployed state" in out and "values not known" not in out
+
+
+def test_the_offline_provider_answers_with_the_stack_subscription(monkeypatch):
+    """The program checks the azure-native provider's subscription before registering anything; offline the mocks
+    answer with the stack's azureSubscriptionId, so the check runs (and holds) in every offline preview."""
+    from egress_preview.program import PreviewMocks
+
+    answers = []
+    original = PreviewMocks.call
+
+    def call(self, args):
+        answer = original(self, args)
+        answers.append((args.token, dict(answer)))
+        return answer
+    monkeypatch.setattr(PreviewMocks, "call", call)
+    recorded = run_program(ROOT, "dev")
+    subscription = recorded.config["egress-matrix:azureSubscriptionId"]
+    assert [(t, a.get("subscriptionId")) for t, a in answers if t == "azure-native:authorization:getClientConfig"] == [
+        ("azure-native:authorization:getClientConfig", subscription)]
