@@ -77,8 +77,14 @@ def loop():
 
     import pulumi
 
-    # The loop other tests run on (pulumi.runtime.test's; made now if there is none yet), given back afterwards.
-    previous = asyncio.get_event_loop_policy().get_event_loop()
+    # The loop and root stack other tests run on, given back afterwards: this test's root belongs to a loop that is
+    # closed then, and a later test's set_mocks would reuse it. (The loop is made now if none was ever set; an earlier
+    # `egress preview` run unsets its own, and then there is none.)
+    try:
+        previous = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        previous = None
+    previous_root = pulumi.runtime.settings.ROOT.get()
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     # A fresh root stack resource per test: one left by an earlier test belongs to a closed loop, and a resource
@@ -87,5 +93,4 @@ def loop():
     yield loop
     close_loop(loop)  # what a failed test left pending is cancelled, not left to be reported as destroyed later
     asyncio.set_event_loop(previous)
-    # Nor is this test's root stack left for the next test's set_mocks to reuse: its futures belong to the closed loop.
-    pulumi.runtime.settings.ROOT.set(None)
+    pulumi.runtime.settings.ROOT.set(previous_root)
