@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..deployed import DeployedResource
-from .aws.deployed import EGRESS_RULE_TYPE, POLICY_TYPE as AWS_POLICY_TYPE, RULE_GROUP_TYPE, SECURITY_GROUP_TYPE
+from .aws.deployed import EGRESS_RULE_TYPE, POLICY_TYPE as AWS_POLICY_TYPE, RULE_GROUP_TYPE, SECURITY_GROUP_TYPE, misplaced_rules, referenced_rule_groups
 from .azure.deployed import IP_GROUP_TYPE, RCG_TYPE, ip_group_keys, referenced_ip_groups, resolve_ip_group_references
 
 CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
@@ -23,7 +23,8 @@ NEEDED: dict[str, tuple[str, ...]] = {
     RCG_TYPE: ("ruleCollections", "priority"),
     IP_GROUP_TYPE: ("ipAddresses",),
     RULE_GROUP_TYPE: ("ruleGroup", "capacity", "type"),
-    AWS_POLICY_TYPE: ("firewallPolicy.statefulDefaultActions", "firewallPolicy.statefulEngineOptions"),
+    AWS_POLICY_TYPE: ("firewallPolicy.statefulDefaultActions", "firewallPolicy.statefulEngineOptions", "firewallPolicy.statelessDefaultActions",
+                      "firewallPolicy.statelessFragmentDefaultActions", "firewallPolicy.statelessRuleGroupReferences"),
     SECURITY_GROUP_TYPE: ("tags",),
     EGRESS_RULE_TYPE: ("cidrIpv4", "cidrIpv6", "ipProtocol", "fromPort", "toPort"),
     CONFIG_MAP_TYPE: ("data",),
@@ -35,8 +36,11 @@ class Unjudged:
     resource: DeployedResource
     paths: tuple[str, ...]
     waits_for: tuple[str, ...]  # logical names of the resources whose creation will tell
+    reason: str = ""  # not a matter of time: what makes it unjudgeable as the stack's own
 
     def message(self) -> str:
+        if self.reason:
+            return f"cannot judge {self.resource.label()} as part of the stack: {self.reason}"
         until = f"{', '.join(self.waits_for)} {'is' if len(self.waits_for) == 1 else 'are'} created" if self.waits_for else "the update runs"
         shown = ", ".join(self.paths[:3]) + (f" and {len(self.paths) - 3} more" if len(self.paths) > 3 else "")
         return (f"cannot judge {self.resource.label()} until {until}: {shown} not known during this preview. It is judged at "
@@ -57,6 +61,13 @@ def unjudged(resources: Iterable[DeployedResource]) -> list[Unjudged]:
         if paths:
             waits = [u for p in paths for u in resource.depends_through(p.split(".")[0].split("[")[0])]
             out.append(Unjudged(resource, tuple(paths), _names(waits, by_urn)))
+    out += [Unjudged(rule, (), (), reason) for rule, reason in misplaced_rules(resources)]
+    for policy in (r for r in resources if r.type == AWS_POLICY_TYPE):
+        _, foreign, open_ = referenced_rule_groups(policy, resources)
+        out += [Unjudged(policy, (), (), f"it references rule group {arn}, which is not in this stack") for arn in foreign]
+        if open_:
+            paths = tuple(policy.unknown_under("firewallPolicy.statefulRuleGroupReferences")) or ("firewallPolicy.statefulRuleGroupReferences",)
+            out.append(Unjudged(policy, paths, _names(policy.depends_through("firewallPolicy"), by_urn)))
     # IP Groups whose id cannot be told, while rules reference ids no known group has: which group a rule means is open.
     keys = ip_group_keys(resources)
     open_refs = referenced_ip_groups(resources) - {k for found in keys.values() for k in found}

@@ -19,7 +19,8 @@ from ..flows import judge
 from ..models import Catalog, Requirement
 from ..profile import Profile
 from .allows import target_allows
-from .aws.deployed import EGRESS_RULE_TYPE, RULE_GROUP_TYPE, permission, rule_group_body as deployed_rule_group_body
+from .aws.deployed import EGRESS_RULE_TYPE, POLICY_TYPE as AWS_POLICY_TYPE, RULE_GROUP_TYPE, default_action_findings, permission
+from .aws.deployed import rule_group_body as deployed_rule_group_body
 from .aws.evaluate import RULES_FILE, SECURITY_GROUPS_FILE
 from .aws.plan import AwsPlan
 from .aws.priorities import MAX_OFFSET, offset_of_name
@@ -32,7 +33,7 @@ from .kubernetes.evaluate import SQUID_CONF
 from .unknowns import NEEDED
 
 CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
-WRITTEN_TYPES = (RCG_TYPE, IP_GROUP_TYPE, RULE_GROUP_TYPE, EGRESS_RULE_TYPE, CONFIG_MAP_TYPE)
+WRITTEN_TYPES = (RCG_TYPE, IP_GROUP_TYPE, RULE_GROUP_TYPE, AWS_POLICY_TYPE, EGRESS_RULE_TYPE, CONFIG_MAP_TYPE)
 _CANONICAL = "/egress/ip-groups/"  # IP Groups the stack creates, by name: their real ids (subscription) do not matter here
 
 
@@ -124,7 +125,7 @@ def carries_rules(resource: DeployedResource) -> Optional[str]:
     """The target whose rules ``resource`` carries, or None."""
     if resource.type in (RCG_TYPE, IP_GROUP_TYPE):
         return "azure"
-    if resource.type in (RULE_GROUP_TYPE, EGRESS_RULE_TYPE):
+    if resource.type in (RULE_GROUP_TYPE, AWS_POLICY_TYPE, EGRESS_RULE_TYPE):
         return "aws"
     data = resource.props.get("data") if resource.type == CONFIG_MAP_TYPE else None
     return "kubernetes" if isinstance(data, dict) and "squid.conf" in data else None
@@ -175,6 +176,8 @@ class StackPlan:
         target = carries_rules(resource)
         if target not in self.plans or resource.unknown_under(*NEEDED.get(resource.type, ())):
             return None
+        if resource.type == AWS_POLICY_TYPE:  # its rule groups are judged one by one; what its defaults open, here
+            return WriteVerdict(target, open=tuple(default_action_findings(resource)))
         files = self.files[target]
         changed = substitute(target, self.plans[target], files, resource)
         if changed == files:

@@ -8,7 +8,7 @@ from collections import defaultdict
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackValidationPolicy
 
 from egress.deployed import DeployedResource
-from egress.targets.aws.deployed import EGRESS_RULE_TYPE, ROLE_TAG, SECURITY_GROUP_TYPE
+from egress.targets.aws.deployed import EGRESS_RULE_TYPE, ROLE_TAG, SECURITY_GROUP_TYPE, rules_of_group
 from egress.targets.aws.plan import MAX_SG_RULES_PER_FAMILY
 
 from .support import stack_context, stack_validator
@@ -20,11 +20,10 @@ MAX_RULES_PER_ENI = 1000
 def findings(resources: list[DeployedResource], per_family: int = MAX_SG_RULES_PER_FAMILY, per_eni: int | None = None) -> list[tuple[str, str]]:
     per_eni = per_eni or stack_context().profile.aws_security_groups_per_eni
     groups = [r for r in resources if r.type == SECURITY_GROUP_TYPE]
-    rules = [r for r in resources if r.type == EGRESS_RULE_TYPE]
     out = []
     by_role: dict[str, list[tuple[DeployedResource, int]]] = defaultdict(list)
     for group in sorted(groups, key=lambda g: g.name):
-        mine = [r for r in rules if r.parent == group.urn or (group.props.get("id") and r.props.get("securityGroupId") == group.props.get("id"))]
+        mine = rules_of_group(group, resources)  # two ids a preview does not know yet are not a match
         for family, key in (("IPv4", "cidrIpv4"), ("IPv6", "cidrIpv6")):
             count = sum(1 for r in mine if r.props.get(key))
             if count > per_family:

@@ -12,6 +12,7 @@ from egress.targets.allows import target_allows
 from egress.targets.guard import accepted_flows, limits_of, no_proxy_findings
 
 from .objects import is_openshift_proxy, no_proxy_lists, spec
+from egress.targets.aws.deployed import POLICY_TYPE as AWS_POLICY_TYPE, default_action_findings
 from egress.targets.unknowns import judgeable
 
 from .support import JUDGED_TYPES, blocked, stack_context, stack_validator
@@ -40,6 +41,7 @@ def findings(resources: list[DeployedResource]) -> list[tuple[str, str | None]]:
         allows = target_allows(name, TARGETS[name].deployed(judgeable(resources)), profile)
         out += [(f"{name}: {finding}", None) for finding in judge(allows, limits, accepted)]
         out += blocked(name, resources)
+    out += [(finding, policy.urn) for policy in resources if policy.type == AWS_POLICY_TYPE for finding in default_action_findings(policy)]
     for resource in resources:
         for field, entries in _no_proxy(resource):
             out += [(f"{field}: {finding}", resource.urn) for finding in no_proxy_findings((("entry", e) for e in entries), limits)]

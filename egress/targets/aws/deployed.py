@@ -63,6 +63,38 @@ def priorities(resources: list[DeployedResource]) -> dict[str, Optional[int]]:
     return found
 
 
+def group_of_rule(rule: DeployedResource, groups: list[DeployedResource]) -> Optional[DeployedResource]:
+    """The security group a rule is written to: the one whose id its ``securityGroupId`` is (what AWS acts on), or,
+    when that id is not known yet (a preview), the one the engine says it was computed from (propertyDependencies);
+    by its parent only where neither is there to tell."""
+    target = rule.props.get("securityGroupId")
+    if target not in (None, UNKNOWN):
+        return next((g for g in groups if g.props.get("id") not in (None, UNKNOWN) and g.props.get("id") == target), None)
+    sources = [g for g in groups if g.urn in rule.depends_through("securityGroupId")]
+    if sources:
+        return sources[0] if len(sources) == 1 else None
+    return next((g for g in groups if g.urn == rule.parent), None)
+
+
+def rules_of_group(group: DeployedResource, resources: list[DeployedResource]) -> list[DeployedResource]:
+    groups = of_type(resources, SECURITY_GROUP_TYPE)
+    return [r for r in of_type(resources, EGRESS_RULE_TYPE) if group_of_rule(r, groups) is group]
+
+
+def misplaced_rules(resources: list[DeployedResource]) -> list[tuple[DeployedResource, str]]:
+    """Rules whose group is not the parent they are registered under (or is no group of the stack): what the
+    components write, and what the nodes carry, then differ."""
+    groups = of_type(resources, SECURITY_GROUP_TYPE)
+    out = []
+    for rule in of_type(resources, EGRESS_RULE_TYPE):
+        group = group_of_rule(rule, groups)
+        if group is None:
+            out.append((rule, "its securityGroupId is no security group of this stack"))
+        elif rule.parent and rule.parent != group.urn and any(g.urn == rule.parent for g in groups):
+            out.append((rule, f"it is written to {group.name} but registered under {rule.parent.rsplit('::', 1)[-1]}"))
+    return out
+
+
 def permission(rule: DeployedResource) -> dict[str, Any]:
     """A SecurityGroupEgressRule as the IpPermissionsEgress entry render writes."""
     p = rule.props
@@ -75,14 +107,61 @@ def permission(rule: DeployedResource) -> dict[str, Any]:
     return out
 
 
+FORWARD = "aws:forward_to_sfe"
+DROPPING = ("aws:drop_established", "aws:drop_strict")
+
+
+def default_action_findings(policy: DeployedResource) -> list[str]:
+    """What a Network Firewall policy's default actions open whatever its rule groups say: a stateless default other
+    than forwarding to the stateful engine decides every packet before any rule group is read (``aws:pass``: all
+    pass), stateless rule groups decide before the stateful ones (not judged here), and a stateful default without a
+    drop passes every flow no rule drops."""
+    document = policy.props.get("firewallPolicy") or {}
+    out = []
+    for key in ("statelessDefaultActions", "statelessFragmentDefaultActions"):
+        actions = document.get(key)
+        if isinstance(actions, list) and "aws:pass" in actions:
+            out.append(f"firewall policy {policy.name}: {key} {actions} pass every {'fragment' if 'Fragment' in key else 'packet'} "
+                       "before any rule group is read")
+    if document.get("statelessRuleGroupReferences") not in (None, [], UNKNOWN):
+        out.append(f"firewall policy {policy.name}: stateless rule groups decide flows before the stateful rules, and are not judged")
+    stateful = document.get("statefulDefaultActions")
+    if isinstance(stateful, list) and not set(stateful) & set(DROPPING):
+        out.append(f"firewall policy {policy.name}: statefulDefaultActions {stateful} drop nothing: every flow no rule drops passes")
+    return out
+
+
+def referenced_rule_groups(policy: DeployedResource, resources: list[DeployedResource]) -> tuple[list[DeployedResource], list[str], bool]:
+    """(the stack's rule groups ``policy`` references, the ARNs it references that are no group of the stack, whether
+    which groups it references is open). An ARN a preview does not know yet is told by the engine's propertyDependencies:
+    the groups the policy document was computed from."""
+    groups = of_type(resources, RULE_GROUP_TYPE)
+    by_arn = {str(g.props.get("arn")): g for g in groups if g.props.get("arn") not in (None, UNKNOWN)}
+    refs = (policy.props.get("firewallPolicy") or {}).get("statefulRuleGroupReferences") or []
+    found: list[DeployedResource] = []
+    foreign: list[str] = []
+    unknown = 0
+    for ref in refs if isinstance(refs, list) else []:
+        arn = ref.get("resourceArn") if isinstance(ref, dict) else UNKNOWN
+        if arn in (None, UNKNOWN):
+            unknown += 1
+        elif str(arn) in by_arn:
+            found.append(by_arn[str(arn)])
+        else:
+            foreign.append(str(arn))
+    if unknown:
+        candidates = [g for g in groups if g.urn in policy.depends_through("firewallPolicy") and g not in found]
+        if len(candidates) != unknown:
+            return found, foreign, True
+        found += candidates
+    return found, foreign, refs == UNKNOWN
+
+
 def security_group_document(resources: list[DeployedResource]) -> dict[str, Any]:
     groups = []
     for group in sorted(of_type(resources, SECURITY_GROUP_TYPE), key=lambda g: g.name):
         tags = group.props.get("tags") or {}
-        group_id = group.props.get("id")
-        # By parent (known at any preview), or by the group's id where both are known: two unknown ids are not a match.
-        rules = [r for r in of_type(resources, EGRESS_RULE_TYPE)
-                 if r.parent == group.urn or (group_id not in (None, UNKNOWN) and r.props.get("securityGroupId") == group_id)]
+        rules = rules_of_group(group, resources)
         permissions = [permission(rule) for rule in sorted(rules, key=lambda r: r.name)]
         groups.append({"GroupName": tags.get("Name", group.name), "Role": tags.get(ROLE_TAG, ""), "IpPermissionsEgress": permissions})
     return {"SecurityGroups": groups}
@@ -96,6 +175,11 @@ def artefacts(resources: Iterable[DeployedResource]) -> dict[str, str]:
     resources = list(resources)
     files: dict[str, str] = {}
     groups = of_type(resources, RULE_GROUP_TYPE)
+    stack_policies = of_type(resources, POLICY_TYPE)
+    if stack_policies:  # only what the stack's policy references runs (which is open: unknowns.py says so)
+        referenced, _, open_ = referenced_rule_groups(stack_policies[0], resources)
+        if not open_:
+            groups = [g for g in groups if g in referenced]
     order = priorities(resources)
     # Not referenced by the stack's policy: its slot above the default base; a name the compiler does not give, after them all.
     for position, name in enumerate(sorted(name for name, found in order.items() if found is None)):
