@@ -185,3 +185,17 @@ def test_the_offline_provider_answers_with_the_stack_subscription(monkeypatch):
     subscription = recorded.config["egress-matrix:azureSubscriptionId"]
     assert [(t, a.get("subscriptionId")) for t, a in answers if t == "azure-native:authorization:getClientConfig"] == [
         ("azure-native:authorization:getClientConfig", subscription)]
+
+
+def test_update_preview_of_a_matrix_change_in_one_group_passes():
+    """A feature turned off changes one Azure rule collection group (an update step: its id unknown, no path parameters
+    in its outputs) while the others are same steps: the groups are still one policy's, chained, with no false finding."""
+    from egress_preview.program import stack_config
+
+    config, secrets = stack_config(ROOT / "stacks" / "Pulumi.dev.yaml")
+    deployed = run_program(ROOT, "dev", config, secrets)
+    changed = dict(config, **{"egress-matrix:features": '["pod-api-access","azure-monitor","azure-policy","kubeone","cert-manager"]'})
+    preview = run_program(ROOT, "dev", changed, secrets, phase="preview", prior=deployed.resources)
+    updated = [r.name for r in preview.resources if r.unknowns]
+    assert "egress-kkp" in updated and "egress-aks" not in updated
+    assert _stopping(run_pack(preview)) == []

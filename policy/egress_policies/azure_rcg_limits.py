@@ -8,7 +8,7 @@ from collections import defaultdict
 from pulumi_policy import EnforcementLevel, Severity, StackValidationPolicy
 
 from egress.deployed import DeployedResource
-from egress.targets.azure.deployed import RCG_TYPE, policy_of, rcg_body, rcg_name
+from egress.targets.azure.deployed import POLICY_TYPE, RCG_TYPE, policy_keys, rcg_body, rcg_name
 from egress.targets.azure.plan import MAX_DESCRIPTION, MAX_RCG_BYTES, MAX_RCGS_PER_POLICY
 
 from .support import stack_validator
@@ -16,16 +16,15 @@ from .support import stack_validator
 NAME = "azure-rcg-limits"
 
 
-def policy_key(resource: DeployedResource) -> str:
-    return policy_of(resource)
 
 
 def findings(resources: list[DeployedResource]) -> list[tuple[str, str]]:
     groups = [r for r in resources if r.type == RCG_TYPE]
+    keys = policy_keys(resources)
     out = []
     by_policy: dict[str, list[DeployedResource]] = defaultdict(list)
     for group in groups:
-        by_policy[policy_key(group)].append(group)
+        by_policy[keys[group.urn]].append(group)
         priority = group.props.get("priority")
         if not isinstance(priority, int) or not 100 <= priority <= 65000:
             out.append((f"{rcg_name(group)}: priority {priority} is outside 100-65000", group.urn))
@@ -57,6 +56,6 @@ POLICY = StackValidationPolicy(
                 "policy, under 2 MB each, unique rule names, descriptions under 1,024 characters.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    validate=stack_validator(findings, [RCG_TYPE]),
+    validate=stack_validator(findings, [RCG_TYPE, POLICY_TYPE]),
     remediation_steps="Move egress-matrix:azurePriorityBase to a free band, or split platforms across policies.",
 )

@@ -8,9 +8,8 @@ from collections import defaultdict
 from pulumi_policy import EnforcementLevel, Severity, StackValidationPolicy
 
 from egress.deployed import DeployedResource
-from egress.targets.azure.deployed import RCG_TYPE, rcg_name
+from egress.targets.azure.deployed import POLICY_TYPE, RCG_TYPE, policy_keys, rcg_name
 
-from .azure_rcg_limits import policy_key
 from .support import stack_validator
 
 NAME = "azure-rcg-writes-chained"
@@ -18,8 +17,9 @@ NAME = "azure-rcg-writes-chained"
 
 def findings(resources: list[DeployedResource]) -> list[tuple[str, str]]:
     by_policy: dict[str, list[DeployedResource]] = defaultdict(list)
+    keys = policy_keys(resources)
     for group in (r for r in resources if r.type == RCG_TYPE):
-        by_policy[policy_key(group)].append(group)
+        by_policy[keys[group.urn]].append(group)
     out = []
     for policy, members in sorted(by_policy.items()):
         ordered = sorted(members, key=lambda g: (g.props.get("priority") or 0, rcg_name(g)))
@@ -35,6 +35,6 @@ POLICY = StackValidationPolicy(
     description="The rule collection groups of one firewall policy are written one at a time: each depends on the group before it.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.MEDIUM,
-    validate=stack_validator(findings, [RCG_TYPE]),
+    validate=stack_validator(findings, [RCG_TYPE, POLICY_TYPE]),
     remediation_steps="Create the groups with depends_on the previous group (the AzureFirewallEgress component does).",
 )

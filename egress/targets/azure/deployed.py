@@ -19,6 +19,7 @@ POLICY_TYPE = "azure-native:network:FirewallPolicy"
 
 
 IP_GROUP_FIELDS = ("sourceIpGroups", "destinationIpGroups")
+NOT_CREATED = "(the policy this stack creates; not created yet)"
 
 
 def _known(value: Any) -> Optional[str]:
@@ -40,7 +41,29 @@ def policy_of(resource: DeployedResource) -> str:
     lowered = [p.lower() for p in parts]
     if "resourcegroups" in lowered and "firewallpolicies" in lowered:
         return f"{parts[lowered.index('resourcegroups') + 1]}/{parts[lowered.index('firewallpolicies') + 1]}".lower()
-    return "(the policy this stack creates; not created yet)"
+    return NOT_CREATED
+
+
+def policy_keys(resources: Iterable[DeployedResource]) -> dict[str, str]:
+    """URN of each RCG -> its policy (policy_of). Where a preview cannot tell (an update step: outputs carry no path
+    parameters and the id is unknown), from the policy it was computed from (propertyDependencies of
+    firewallPolicyName, a FirewallPolicy of the stack whose id is known), else the one policy the stack's other groups
+    are on: a program puts all its groups on one policy, and an unknown must not split them (two "unchained" groups, a
+    clash of priorities unseen)."""
+    resources = list(resources)
+    policies = {r.urn: r for r in of_type(resources, POLICY_TYPE)}
+    keys = {}
+    for group in of_type(resources, RCG_TYPE):
+        key = policy_of(group)
+        if key == NOT_CREATED:
+            for urn in group.depends_through("firewallPolicyName"):
+                if urn in policies:
+                    key = policy_of(DeployedResource(RCG_TYPE, "", "", {"id": policies[urn].props.get("id")}))
+        keys[group.urn] = key
+    known = {k for k in keys.values() if k != NOT_CREATED}
+    if len(known) == 1:
+        keys = {urn: (next(iter(known)) if key == NOT_CREATED else key) for urn, key in keys.items()}
+    return keys
 
 
 def _ids_folded(collections: Any) -> Any:
