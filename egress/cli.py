@@ -162,7 +162,7 @@ def preview_command(
         raise EgressError(f"--deployed {deployed}: a deployed state is what a preview compares with. Fix: add --phase preview, or drop --deployed")
     from .deployed_file import load_deployed
 
-    prior = load_deployed(deployed, stack) if deployed is not None else None
+    prior = load_deployed(deployed, stack, deployed_state=True) if deployed is not None else None
     check_out_dir(out, proj.root, [*TARGETS, RESOURCES_JSON])  # before the slow part; write() checks everything again
     if interactive:
         with err.status("preview") as status:

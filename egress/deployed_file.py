@@ -46,8 +46,9 @@ def _check_resource(path: Path, index: int, document: Any) -> None:
             raise InputError(path, where, key, value, "not a list of strings", _FIX)
 
 
-def load_deployed(path: Path, stack: str) -> list[DeployedResource]:
-    """The resources in ``path``, which must be the preview of ``stack``."""
+def load_deployed(path: Path, stack: str, deployed_state: bool = False) -> list[DeployedResource]:
+    """The resources in ``path``, which must be the preview of ``stack`` (``deployed_state``: as an update leaves them,
+    not a ``--phase preview``, whose unknowns are no state)."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -60,6 +61,9 @@ def load_deployed(path: Path, stack: str) -> list[DeployedResource]:
             raise InputError(path, "", key, document.get(key), problem, _FIX)
     if document["stack"] != stack:
         raise EgressError(f"{path}: the preview of stack '{document['stack']}', not '{stack}'. Fix: pass --stack {document['stack']}")
+    if deployed_state and document.get("phase", "up") != "up":
+        raise InputError(path, "", "phase", document["phase"], "a preview's resources hold values not known until an update, not a deployed state",
+                         "pass the resources.json of an `egress preview` run without --phase preview")
     for index, resource in enumerate(document["resources"]):
         _check_resource(path, index, resource)
     return resources_from_json(document["resources"])

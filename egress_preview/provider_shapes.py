@@ -8,7 +8,9 @@
   unknown (``preview_state``).
 - ``provider_outputs``: outputs as the providers return them, what stack policies see: azure-native's GET body flattened
   with no path parameters (``resourceGroupName``, ``firewallPolicyName``, ``ruleCollectionGroupName``,
-  ``ipGroupsName``) and with its read-only fields; pulumi-aws with ``tagsAll`` and ``region`` added.
+  ``ipGroupsName``) and with its read-only fields; pulumi-aws with ``tagsAll`` added. Not modelled (checked not to
+  change a verdict by a review: nulls for unset fields, sets in another order, ``[]`` for unset rule arrays): those,
+  ``region``, ``size`` and ``azureApiVersion``, and a Kubernetes Patch's output as the whole live object.
 """
 from __future__ import annotations
 

@@ -98,3 +98,12 @@ def test_an_unknown_value_never_stops_a_policy_and_what_cannot_be_judged_is_said
     assert cannot == [("egress-not-open", "mandatory", "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-aks'"),
                       ("required-egress-complete", "mandatory", "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-aks'")]
     assert all("sourceIpGroups" in v.message for v in found if "cannot judge" in v.message)
+
+
+def test_the_pack_finds_the_matrix_outside_the_project(tmp_path, monkeypatch):
+    """Run from a folder that is no project (a pack installed apart from it), the pack reads the matrix next to the
+    core it was installed from (egress is a namespace package: no __file__)."""
+    from egress_policies.support import _matrix_dir
+
+    monkeypatch.chdir(tmp_path)
+    assert _matrix_dir() == ROOT / "matrix" and any(_matrix_dir().glob("*.yaml"))

@@ -37,6 +37,7 @@ class Unjudged:
     paths: tuple[str, ...]
     waits_for: tuple[str, ...]  # logical names of the resources whose creation will tell
     reason: str = ""  # not a matter of time: what makes it unjudgeable as the stack's own
+    hint: str = ""  # how to make it judgeable at preview
 
     def message(self) -> str:
         if self.reason:
@@ -44,7 +45,8 @@ class Unjudged:
         until = f"{', '.join(self.waits_for)} {'is' if len(self.waits_for) == 1 else 'are'} created" if self.waits_for else "the update runs"
         shown = ", ".join(self.paths[:3]) + (f" and {len(self.paths) - 3} more" if len(self.paths) > 3 else "")
         return (f"cannot judge {self.resource.label()} until {until}: {shown} not known during this preview. It is judged at "
-                f"`pulumi up` by the resource policies before it is written, and by this policy after")
+                f"`pulumi up` by the resource policies before it is written, and by this policy after"
+                + (f". Fix: {self.hint}" if self.hint else ""))
 
 
 def _names(urns: Iterable[str], by_urn: dict[str, DeployedResource]) -> tuple[str, ...]:
@@ -75,7 +77,8 @@ def unjudged(resources: Iterable[DeployedResource]) -> list[Unjudged]:
     unpaired = tuple(sorted(by_urn[u].name for u, found in keys.items() if not [k for k in found if k != u.lower()]))
     if open_refs and unpaired:
         for group in (r for r in resources if r.type == RCG_TYPE and referenced_ip_groups([r]) & open_refs):
-            out.append(Unjudged(group, ("ruleCollections[].rules[].sourceIpGroups",), unpaired))
+            out.append(Unjudged(group, ("ruleCollections[].rules[].sourceIpGroups",), unpaired,
+                                hint="set egress-matrix:azureSubscriptionId, so the program names each IP Group by an id known before it exists"))
     return out
 
 

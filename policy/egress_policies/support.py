@@ -55,7 +55,7 @@ def _matrix_dir() -> Path:
     except EgressError:  # the pack installed apart from the project: the matrix next to the core it was installed from
         import egress
 
-        return Path(egress.__file__).resolve().parents[1] / "matrix"
+        return Path(list(egress.__path__)[0]).resolve().parent / "matrix"  # a namespace package has no __file__
 
 
 @lru_cache(maxsize=1)
