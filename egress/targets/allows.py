@@ -17,6 +17,7 @@ import json
 import re
 import shlex
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any, Iterable, Mapping, Optional
 
 from ..addresses import AddressError, PortRange, normalize_ports, parse_port
@@ -24,15 +25,19 @@ from ..breadth import ALL_PORTS, ANY, IPNetwork, collapse, networks_of
 from ..flows import Allow
 from ..models import ROLES
 from ..profile import Profile
-from .aws.rules import parse_rules
+from .aws.evaluate import rules_of
 from .sets import AddressSet
 
 Sources = Optional[tuple[IPNetwork, ...]]
 
 
 def _networks(addresses: Optional[AddressSet]) -> tuple[IPNetwork, ...]:
-    if addresses is None:
-        return ANY
+    return ANY if addresses is None else _networks_of_set(addresses)
+
+
+@lru_cache(maxsize=64)
+def _networks_of_set(addresses: AddressSet) -> tuple[IPNetwork, ...]:
+    """Cached: every rule of a rendered rules file repeats its role's sources, and a role may have thousands."""
     out: list[IPNetwork] = []
     for version, first, last in addresses.intervals:
         low, high = (ipaddress.ip_address(n if version == 4 else n.to_bytes(16, "big")) for n in (first, last))
@@ -57,13 +62,24 @@ def _ports(items: Iterable[Any]) -> tuple[PortRange, ...]:
     return normalize_ports(out)
 
 
+def _address_set(networks: Iterable[IPNetwork]) -> AddressSet:
+    return AddressSet.of((n.version, int(n.network_address), int(n.broadcast_address)) for n in networks)
+
+
 def _with_roles(allows: Iterable[Allow], profile: Profile) -> list[Allow]:
-    role_nets = {role: networks_of(profile.role_sources(role)) for role in ROLES}
+    """Each flow with the roles whose stack sources hold all of its sources. Judged as merged address sets (a role or a
+    rule may list thousands of sources), each distinct source tuple once."""
+    role_sets = {role: _address_set(nets) for role in ROLES if (nets := networks_of(profile.role_sources(role)))}
+    seen: dict[int, tuple[tuple[IPNetwork, ...], frozenset[str]]] = {}  # id(sources) -> (sources, roles holding them)
     out = []
     for allow in allows:
         roles = set(allow.roles)
         if allow.sources:
-            roles |= {role for role, nets in role_nets.items() if nets and _and(allow.sources, nets) == collapse(allow.sources)}
+            known = seen.get(id(allow.sources))
+            if known is None or known[0] is not allow.sources:
+                inner = _address_set(allow.sources)
+                known = seen[id(allow.sources)] = (allow.sources, frozenset(r for r, s in role_sets.items() if s.covers_all(inner)))
+            roles |= known[1]
         out.append(replace(allow, roles=frozenset(roles)))
     return out
 
@@ -134,7 +150,7 @@ def _aws(artefacts: Mapping[str, str], profile: Profile) -> list[Allow]:
     if "aws/rules.suricata" not in artefacts:
         return groups
     passes = []
-    for rule in parse_rules(artefacts["aws/rules.suricata"]):
+    for rule in rules_of(artefacts["aws/rules.suricata"]):
         if not rule.allows or rule.opaque or rule.to_client:
             continue
         transports = ("tcp", "udp") if rule.proto == "ip" else ("udp",) if rule.proto == "udp" else ("tcp",)

@@ -22,157 +22,67 @@ when, for one of its options (``Requirement.options``), every flow's first match
 an earlier Deny blocks all of it: destinations, protocols or ports nobody asks for (``*`` included), ICMP, web
 categories, target URLs, ``*contoso.com``-style look-alike targets, an FQDN tag on a protocol/port its members are
 not asked for on. ``missing`` keeps requirement order; ``extra`` and ``assumed`` follow rule order.
+
+Bounded time: a role may have thousands of sources. Only a rule's sources depend on them, so each (destination, port
+range) is walked through the rules once for all of a role's sources (``SourcePieces``: a bit per source), with the
+verdict the per-source walk gives: its first failing flow, and the rules that allowed it.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ...addresses import PortRange, format_ports
 from ...models import Requirement
+from ..sets import SourcePieces, lowest, parse_interval, ports_cover
 from ..verdict import Verdict
-from ..sets import AddressSet, Interval, parse_interval, ports_cover, ports_overlap
-from .matching import ANY_PORT, NAMED, Destinations, Target, address_target, fqdn_target, is_lookalike, parse_ports, requirement_target, within
+from .matching import ANY_PORT, Target, address_target, fqdn_target, is_lookalike, parse_ports, requirement_target, within
+from .rules import Groups, _covers, _covers_destination, _first_match, _overlaps_destination, _Rule, _rules, _transport
 
-_APP_PROTOCOLS = ("http", "https", "mssql")
 INFRASTRUCTURE = ("Azure's infrastructure rule collection allows platform FQDNs (compute Platform Image Repository storage, "
                    "managed-disk status storage, Azure Diagnostics and Logging (MDS), Microsoft Entra ID) after every application "
                    "rule and before the default deny; it is in no rule collection group and no requirement is counted as allowed "
                    "by it (infrastructure-fqdns.md)")
-Groups = Mapping[str, Iterable[str]]
 
 
-@dataclass(frozen=True)
-class _Rule:
-    label: str
-    allow: bool
-    network: bool
-    body: Mapping[str, Any]
-    sources: AddressSet
-    destinations: Destinations  # network: addresses and IP Groups; application: target FQDNs
-    fqdns: Destinations  # network: destinationFqdns
-    transports: frozenset[str]  # network: TCP / UDP / ICMP
-    ports: tuple[PortRange, ...]  # network
-    protocols: tuple[tuple[str, int], ...]  # application: (http | https | mssql, port), in body order
-    address_bound: bool  # application rule limited to destinationAddresses, which names cannot be judged against
-    notes: tuple[str, ...]  # what judging it assumes
-
-
-def _group_addresses(ids: Iterable[str], ip_groups: Groups, label: str, notes: list[str]) -> list[str]:
-    addresses: list[str] = []
-    for group_id in ids:
-        if group_id in ip_groups:
-            addresses += ip_groups[group_id]
-        else:
-            notes.append(f"{label} uses IP Group {group_id}, whose addresses are not known: taken to hold none")
-    return addresses
-
-
-def _rule(label: str, allow: bool, body: Mapping[str, Any], ip_groups: Groups) -> _Rule:
-    notes: list[str] = []
-    sources = AddressSet.parse([*body.get("sourceAddresses", ()), *_group_addresses(body.get("sourceIpGroups", ()), ip_groups, label, notes)])
-    if body.get("ruleType") == "NetworkRule":
-        addresses = [*body.get("destinationAddresses", ()), *_group_addresses(body.get("destinationIpGroups", ()), ip_groups, label, notes)]
-        protocols = {p.upper() for p in body.get("ipProtocols", ())}
-        return _Rule(label, allow, True, body, sources, Destinations.of(map(address_target, addresses)),
-                     Destinations.of(Target("name", f.lower()) for f in body.get("destinationFqdns", ())),
-                     frozenset({"TCP", "UDP", "ICMP"} if "ANY" in protocols else protocols), parse_ports(body.get("destinationPorts", ())),
-                     (), False, tuple(notes))
-    if not allow and (body.get("webCategories") or body.get("targetUrls")):
-        notes.append(f"{label} denies web categories or URLs: whether they cover a required destination cannot be judged offline; taken not to")
-    bound = bool(body.get("destinationAddresses")) and "*" not in body["destinationAddresses"]
-    return _Rule(label, allow, False, body, sources, Destinations.of(map(fqdn_target, body.get("targetFqdns", ()))), Destinations(),
-                 frozenset(), (), tuple((p["protocolType"].lower(), int(p["port"])) for p in body.get("protocols", ())), bound,
-                 tuple(notes))
-
-
-def _rules(parent_bodies: Iterable[Mapping[str, Any]], bodies: Iterable[Mapping[str, Any]], ip_groups: Groups) -> list[_Rule]:
-    """Every filter rule, in Azure's processing order."""
-    ordered = []
-    for child, group_bodies in ((0, parent_bodies), (1, bodies)):
-        for body in group_bodies:
-            prefix = "" if child else "parent/"
-            for collection in body["properties"].get("ruleCollections", ()):
-                if collection.get("ruleCollectionType") != "FirewallPolicyFilterRuleCollection":
-                    continue  # DNAT: inbound only
-                allow = collection.get("action", {}).get("type", "").lower() == "allow"
-                for index, rule in enumerate(collection.get("rules", ())):
-                    if rule.get("ruleType") not in ("NetworkRule", "ApplicationRule"):
-                        continue
-                    key = (rule["ruleType"] != "NetworkRule", child, body["properties"]["priority"], body["name"],
-                           collection["priority"], collection["name"], index)
-                    ordered.append((key, f"{prefix}{body['name']}/{collection['name']}/{rule.get('name')}", allow, rule))
-    ordered.sort(key=lambda item: item[0])
-    return [_rule(label, allow, rule, ip_groups) for _, label, allow, rule in ordered]
-
-
-def _transport(protocol: str) -> str:
-    return "UDP" if protocol == "udp" else "TCP"
-
-
-def _covers(rule: _Rule, sources: AddressSet, target: Target, protocol: str, ports: PortRange,
-            tag_members: Mapping[str, set[str]]) -> Optional[tuple[str, str]]:
-    """How ``rule`` matches all of the flow ('direct', 'fqdn' or 'tag' and what), or None."""
-    if not rule.sources.covers_all(sources):
-        return None
-    if rule.network:
-        if _transport(protocol) not in rule.transports or not ports_cover(rule.ports, ports):
-            return None
-        if rule.destinations.covers(target):
-            return ("direct", "")
-        return ("fqdn", target.text) if rule.fqdns.covers(target) else None
-    if protocol not in _APP_PROTOCOLS or target.kind not in NAMED or rule.address_bound:
-        return None
-    if ports.start != ports.end or (protocol, ports.start) not in rule.protocols:
-        return None
-    if rule.destinations.covers(target):
-        return ("direct", "")
-    tag = next((t for t in rule.body.get("fqdnTags", ()) if target.text in tag_members.get(t, ())), None)
-    return ("tag", tag) if tag else None
-
-
-def _overlaps(rule: _Rule, source: Interval, target: Target, protocol: str, ports: PortRange, tag_members: Mapping[str, set[str]]) -> bool:
-    """Does ``rule`` match part of the flow (how a Deny is judged)?"""
-    if not rule.sources.overlaps(source):
-        return False
-    if rule.network:
-        return (_transport(protocol) in rule.transports and ports_overlap(rule.ports, ports)
-                and (rule.destinations.overlaps(target) or rule.fqdns.overlaps(target)))
-    if protocol not in _APP_PROTOCOLS or target.kind not in NAMED:
-        return False
-    if not any(kind == protocol and ports.start <= port <= ports.end for kind, port in rule.protocols):
-        return False
-    return rule.destinations.overlaps(target) or any(target.text in tag_members.get(t, ()) for t in rule.body.get("fqdnTags", ()))
-
-
-def _first_match(rules: Sequence[_Rule], source: Interval, target: Target, protocol: str, ports: PortRange,
-                 tag_members: Mapping[str, set[str]]) -> tuple[Optional[_Rule], tuple[str, str]]:
-    """The rule that decides the flow (None: the default deny) and, for an Allow, how it matched."""
+def _first_matches(rules: Sequence[_Rule], pieces: SourcePieces, target: Target, protocol: str, ports: PortRange,
+                   tag_members: Mapping[str, set[str]]) -> tuple[list[tuple[_Rule, tuple[str, str]]], Optional[tuple[int, Optional[_Rule]]]]:
+    """``_first_match`` for every source of ``pieces`` at once: (the Allow rules that decided some source and how, the
+    first source (index) not allowed and the rule that denied it, None for the default deny; None when all are)."""
+    undecided, credits, first = pieces.all, [], None
     for rule in rules:
         if rule.allow:
-            how = _covers(rule, AddressSet((source,)), target, protocol, ports, tag_members)
-            if how:
-                return rule, how
-        elif _overlaps(rule, source, target, protocol, ports, tag_members):
-            return rule, ("deny", "")
-    return None, ("deny", "")
+            how = _covers_destination(rule, target, protocol, ports, tag_members)
+            decided = undecided & pieces.covered_by(rule.sources) if how else 0
+            if decided:
+                credits.append((rule, how))
+        else:
+            decided = undecided & pieces.overlapped_by(rule.sources) if _overlaps_destination(rule, target, protocol, ports, tag_members) else 0
+            if decided and (first is None or lowest(decided) < first[0]):
+                first = (lowest(decided), rule)
+        undecided &= ~decided
+        if not undecided:
+            break
+    if undecided and (first is None or lowest(undecided) < first[0]):
+        first = (lowest(undecided), None)
+    return credits, first
 
 
-def _judge(req: Requirement, rules: Sequence[_Rule], sources: tuple[Interval, ...],
+def _judge(req: Requirement, rules: Sequence[_Rule], pieces: SourcePieces,
            tag_members: Mapping[str, set[str]]) -> tuple[bool, list[tuple[_Rule, tuple[str, str]]], Optional[str]]:
-    """(allowed, the rules that allowed it and how, the first Deny that decided a flow)."""
+    """(allowed, the rules that allowed it and how, the first Deny that decided a flow). Flows are judged in the order
+    destination, port range, source: the first one not allowed ends the option."""
     denied_by = None
     for option in req.options():
         destinations = (req.destination,) if req.destination in option.destinations else option.destinations
-        flows = [(s, requirement_target(option.kind, d), rng) for d in destinations for rng in option.ports for s in sources]
+        flows = [(requirement_target(option.kind, d), rng) for d in destinations for rng in option.ports] if len(pieces) else []
         credits: list[tuple[_Rule, tuple[str, str]]] = []
-        for source, target, rng in flows:
-            rule, how = _first_match(rules, source, target, option.protocol, rng, tag_members)
-            if rule is None or not rule.allow:
-                denied_by = denied_by or (rule.label if rule else None)
+        for target, rng in flows:
+            allowed_by, first = _first_matches(rules, pieces, target, option.protocol, rng, tag_members)
+            if first is not None:
+                denied_by = denied_by or (first[1].label if first[1] else None)
                 break
-            credits.append((rule, how))
+            credits += allowed_by
         else:
             if flows:
                 return True, credits, None
@@ -240,11 +150,11 @@ def evaluate_bodies(bodies: Iterable[Mapping[str, Any]], requirements: Iterable[
     the requirement destinations it stands for."""
     ip_groups, tag_members, requirements = {k: list(v) for k, v in (ip_groups or {}).items()}, tag_members or {}, list(requirements)
     rules = _rules(parent_bodies, bodies, ip_groups)
-    sources = {role: tuple(i for i in map(parse_interval, cidrs) if i) for role, cidrs in role_sources.items()}
+    sources = {role: SourcePieces(i for i in map(parse_interval, cidrs) if i) for role, cidrs in role_sources.items()}
     missing: list[str] = []
     credited: dict[tuple[str, str], dict[str, int]] = {}  # (rule, 'fqdn' | 'tag') -> FQDN or tag -> requirements allowed
     for req in requirements:
-        allowed, credits, denied_by = _judge(req, rules, sources.get(req.role, ()), tag_members)
+        allowed, credits, denied_by = _judge(req, rules, sources.get(req.role) or SourcePieces(()), tag_members)
         if not allowed:
             missing.append(f"{req.role} -> {req.destination} {req.protocol}/{format_ports(req.ports)} (entries: {', '.join(req.entry_ids)})"
                            + (f" denied by {denied_by}" if denied_by else ""))
@@ -257,7 +167,9 @@ def evaluate_bodies(bodies: Iterable[Mapping[str, Any]], requirements: Iterable[
         assumed += rule.notes
         if not rule.allow:
             continue
-        candidates = [r for r in requirements if sources.get(r.role) and rule.sources.covers_all(AddressSet(sources[r.role]))]
+        # the requirements of the roles whose sources all lie inside the rule's (none when the role has no sources)
+        inside = {role for role, pieces in sources.items() if len(pieces) and pieces.covered_by(rule.sources) == pieces.all}
+        candidates = [r for r in requirements if r.role in inside]
         extra += _extra(rule, [r for r in rules[:position] if not r.allow], candidates, ip_groups, tag_members)
         if (rule.label, "fqdn") in credited:
             assumed.append(f"{rule.label} allows {', '.join(sorted(credited[rule.label, 'fqdn']))} by resolved address: any other name "
@@ -290,3 +202,6 @@ def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement],
             bodies.append(json.loads(text))
     role_sources = {r.role: r.sources for r in requirements}
     return evaluate_bodies(bodies, requirements, role_sources, ip_groups, tag_members, parents)
+
+
+__all__ = ["INFRASTRUCTURE", "_Rule", "_covers", "_first_match", "_rules", "evaluate", "evaluate_bodies"]

@@ -12,9 +12,11 @@ from __future__ import annotations
 import ipaddress
 import re
 import shlex
-from typing import Iterable, Mapping
+from functools import lru_cache
+from typing import Iterable, Mapping, Optional
 
 from ...models import Requirement
+from ..sets import AddressSet, parse_interval
 from ..verdict import Verdict
 from .squid import proxied_option
 
@@ -47,6 +49,9 @@ def _matches(acl: tuple[str, list[str], set[str]], request: dict) -> bool | None
         if "all" in values:  # Squid reads 'all' as every address
             return True
         address = ipaddress.ip_address(request["src"])
+        networks = _src_networks(tuple(values))
+        if networks is not None:
+            return networks.covers((address.version, int(address), int(address)))
         return any(address in ipaddress.ip_network(v, strict=False) for v in values)
     if kind == "port":
         return any(int(v.split("-")[0]) <= request["port"] <= int(v.split("-")[-1]) for v in values)
@@ -62,6 +67,19 @@ def _matches(acl: tuple[str, list[str], set[str]], request: dict) -> bool | None
     if kind == "all":
         return True
     return None  # an ACL type this evaluator does not read
+
+
+@lru_cache(maxsize=64)
+def _src_networks(values: tuple[str, ...]) -> Optional[AddressSet]:
+    """A ``src`` ACL's addresses as one merged set, parsed once (a role may have thousands of sources, and every probe
+    reads them); None when one is not an address or CIDR, which is then read value by value as before."""
+    intervals = []
+    for value in values:
+        interval = parse_interval(value) if "-" not in value and value == value.strip() else None
+        if interval is None:
+            return None
+        intervals.append(interval)
+    return AddressSet.of(intervals)
 
 
 def _decide(acls, access, request: dict, assumed: set[str]) -> tuple[bool, str]:
