@@ -8,22 +8,15 @@ key (protocol, ports, CIDR) inside its group: adding one CIDR adds one resource.
 """
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 import pulumi
 import pulumi_aws as aws
 
 from egress.targets.aws.deployed import ROLE_TAG
-from egress.targets.aws.plan import AwsPlan, SecurityGroupRule
+from egress.targets.aws.plan import AwsPlan, SecurityGroupRule, rule_resource_name
 
 TYPE_TOKEN = "egress:aws:SecurityGroupEgress"
-
-
-def rule_resource_name(group: str, rule: SecurityGroupRule) -> str:
-    """``<group>-tcp-443-0.0.0.0_0``: readable, and free of the ``::`` Pulumi URNs use as a separator."""
-    return f"{group}-{rule.protocol}-{rule.from_port}" + (f"_{rule.to_port}" if rule.to_port != rule.from_port else "") + \
-        "-" + re.sub(r"[/:]", "_", rule.cidr)
 
 
 def egress_rule_args(rule: SecurityGroupRule) -> dict[str, object]:

@@ -22,7 +22,7 @@ from .allows import target_allows
 from .aws.deployed import EGRESS_RULE_TYPE, POLICY_TYPE as AWS_POLICY_TYPE, RULE_GROUP_TYPE, default_action_findings, permission
 from .aws.deployed import rule_group_body as deployed_rule_group_body
 from .aws.evaluate import RULES_FILE, SECURITY_GROUPS_FILE
-from .aws.plan import AwsPlan
+from .aws.plan import AwsPlan, rule_resource_name
 from .aws.priorities import MAX_OFFSET, offset_of_name
 from .aws.render import engine_rules
 from .azure.deployed import IP_GROUP_TYPE, RCG_TYPE, rcg_body as deployed_rcg_body
@@ -43,6 +43,7 @@ class WriteVerdict:
     missing: tuple[str, ...] = ()  # requirements the plan allows and this write would not
     extra: tuple[str, ...] = ()  # flows this write allows beyond what the plan allows
     open: tuple[str, ...] = ()  # breadth findings this write brings
+    foreign: str = ""  # the resource is not one the stack's plan has: nothing it carries is judged as the stack's
 
 
 def _text(document: Any) -> str:
@@ -102,17 +103,43 @@ def _aws_substitute(plan: AwsPlan, files: dict[str, str], resource: DeployedReso
         order = _aws_priorities(plan, list(bodies))
         out[RULES_FILE] = engine_rules((order[name], body) for name, body in bodies.items())
         return out
-    document = json.loads(files.get(SECURITY_GROUPS_FILE) or '{"SecurityGroups": []}')
-    group_name = (resource.parent or "").rsplit("::", 1)[-1]
-    group = next((g for g in document["SecurityGroups"] if g["GroupName"] == group_name), None)
-    if group is None:  # a rule on a group the plan does not have: judged on a group of its own, with no role
-        group = {"GroupName": group_name or resource.name, "Role": "", "IpPermissionsEgress": []}
-        document["SecurityGroups"].append(group)
-    rule = permission(resource)
-    if rule not in group["IpPermissionsEgress"]:
-        group["IpPermissionsEgress"].append(rule)
+    document = json.loads(files[SECURITY_GROUPS_FILE])
+    group_index, rule_index = _planned_rule(plan, resource)  # by its logical name: the plan's rule it stands for
+    document["SecurityGroups"][group_index]["IpPermissionsEgress"][rule_index] = permission(resource)
     out[SECURITY_GROUPS_FILE] = _text(document)
     return out
+
+
+def _planned_rule(plan: AwsPlan, resource: DeployedResource) -> tuple[int, int]:
+    for group_index, group in enumerate(plan.security_groups):
+        for rule_index, rule in enumerate(group.rules):
+            if rule_resource_name(group.name, rule) == resource.name:
+                return group_index, rule_index
+    raise LookupError(resource.name)
+
+
+def foreign(target: str, plan: Any, files: dict[str, str], resource: DeployedResource) -> str:
+    """Why ``resource`` is not one of the plan's rule carriers ('' when it is). A program registers exactly the plan's;
+    another (a renamed group, a decoy, a rule under another group) would carry rules no requirement answers for, or stand
+    where the plan's should, so it is refused rather than judged as an addition."""
+    if resource.type == RCG_TYPE:
+        name, kind, path = deployed_rcg_body(resource)["name"], "rule collection group", f"azure/{deployed_rcg_body(resource)['name']}.json"
+    elif resource.type == IP_GROUP_TYPE:
+        name = str(resource.props.get("ipGroupsName") or resource.name)
+        kind, path = "IP Group", f"azure/ip-groups/{name}.json"
+    elif resource.type == RULE_GROUP_TYPE:
+        name, kind, path = resource.name, "Network Firewall rule group", f"aws/rule-groups/{resource.name}.json"
+    elif resource.type == EGRESS_RULE_TYPE:
+        try:
+            group_index, _ = _planned_rule(plan, resource)
+        except LookupError:
+            return f"security-group rule {resource.name} is not one the stack's plan has (a rule the matrix does not ask for, or renamed)"
+        group = plan.security_groups[group_index].name
+        parent = (resource.parent or "").rsplit("::", 1)[-1]
+        return "" if parent == group else f"security-group rule {resource.name} belongs to group {group} in the stack's plan, not {parent or '(none)'}"
+    else:
+        return ""
+    return "" if path in files else f"{kind} {name} is not one the stack's plan has (renamed, or not the program's): its rules answer for no requirement"
 
 
 # --- Kubernetes ----------------------------------------------------------------------------------------------------
@@ -179,6 +206,9 @@ class StackPlan:
         if resource.type == AWS_POLICY_TYPE:  # its rule groups are judged one by one; what its defaults open, here
             return WriteVerdict(target, open=tuple(default_action_findings(resource)))
         files = self.files[target]
+        refused = foreign(target, self.plans[target], files, resource)
+        if refused:
+            return WriteVerdict(target, foreign=refused)
         changed = substitute(target, self.plans[target], files, resource)
         if changed == files:
             return WriteVerdict(target)

@@ -17,7 +17,8 @@ POLICY = ResourceValidationPolicy(
                 "before it is written.",
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    validate=write_validator(lambda verdict: [f"writing this resource would stop allowing: {m}" for m in verdict.missing]),
+    validate=write_validator(lambda verdict: [f"writing this resource would stop allowing: {m}" for m in verdict.missing]
+                             + ([verdict.foreign] if verdict.foreign else [])),
     remediation_steps="Deploy the stack's own program output (the resource was edited outside the matrix), or add the missing destination "
                       "to the matrix entry. `egress explain <destination>` shows which rule should allow it.",
 )

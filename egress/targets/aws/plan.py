@@ -4,6 +4,7 @@ Facts: reference/aws-egress.md (domain-list semantics, capacity, quotas, the Sur
 """
 from __future__ import annotations
 
+import re
 from typing import Literal, Optional
 
 from ...errors import EgressError
@@ -59,6 +60,13 @@ class SecurityGroupRule(Strict):
     from_port: int
     to_port: int
     description: str
+
+
+def rule_resource_name(group: str, rule: SecurityGroupRule) -> str:
+    """A rule's logical name, ``<group>-tcp-443-0.0.0.0_0``: readable, free of the ``::`` Pulumi URNs use as a
+    separator, and the key the policy pack finds the rule by (egress/targets/writes.py)."""
+    return f"{group}-{rule.protocol}-{rule.from_port}" + (f"_{rule.to_port}" if rule.to_port != rule.from_port else "") + \
+        "-" + re.sub(r"[/:]", "_", rule.cidr)
 
 
 class SecurityGroupPlan(Strict):
