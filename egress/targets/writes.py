@@ -26,7 +26,7 @@ from .aws.plan import AwsPlan, rule_resource_name
 from .aws.priorities import MAX_OFFSET, offset_of_name
 from .aws.render import engine_rules
 from .azure.deployed import IP_GROUP_TYPE, RCG_TYPE, rcg_body as deployed_rcg_body
-from .azure.plan import AzurePlan
+from .azure.plan import AzurePlan, ip_group_id
 from .azure.render import plan_bodies
 from .guard import accepted_flows, limits_of
 from .kubernetes.evaluate import SQUID_CONF
@@ -52,16 +52,36 @@ def _text(document: Any) -> str:
 
 # --- Azure ---------------------------------------------------------------------------------------------------------
 
-def _azure_names(plan: AzurePlan) -> set[str]:
-    return {plan.ip_group_name(role).lower() for role in plan.ip_groups}
+def _azure_names(plan: AzurePlan) -> dict[str, str]:
+    """The ids (case-folded) the rules may carry for the IP Groups the stack creates -> their canonical name. With the
+    subscription known, only the constructed id; without, the name in the stack's resource group (a group of the same
+    name elsewhere is another group)."""
+    out = {}
+    for role in plan.ip_groups:
+        name = plan.ip_group_name(role)
+        if plan.subscription_id and plan.resource_group:
+            out[ip_group_id(plan.subscription_id, plan.resource_group, name).lower()] = name.lower()
+        else:
+            out[f"*/resourcegroups/{(plan.resource_group or '*').lower()}/providers/microsoft.network/ipgroups/{name.lower()}"] = name.lower()
+    return out
 
 
-def _canonical_ids(body: dict[str, Any], created: set[str]) -> dict[str, Any]:
+def _canonical(ref: str, created: dict[str, str]) -> str:
+    folded = ref.lower()
+    if folded in created:
+        return f"{_CANONICAL}{created[folded]}"
+    for pattern, name in created.items():
+        if pattern.startswith("*/") and (folded.endswith(pattern[1:]) or (pattern.startswith("*/resourcegroups/*/") and folded.endswith(f"/ipgroups/{name}"))):
+            return f"{_CANONICAL}{name}"
+    return ref
+
+
+def _canonical_ids(body: dict[str, Any], created: dict[str, str]) -> dict[str, Any]:
     for collection in body["properties"]["ruleCollections"] or []:
         for rule in collection.get("rules") or []:
             for key in ("sourceIpGroups", "destinationIpGroups"):
                 if isinstance(rule.get(key), list):
-                    rule[key] = [f"{_CANONICAL}{str(i).rsplit('/', 1)[-1]}" if str(i).rsplit("/", 1)[-1] in created else i for i in rule[key]]
+                    rule[key] = [_canonical(str(i), created) if not str(i).startswith(_CANONICAL) else i for i in rule[key]]
     return body
 
 

@@ -117,13 +117,18 @@ def ip_group_keys(resources: Iterable[DeployedResource]) -> dict[str, list[str]]
         known_id = (_known(group.props.get("id")) or "").lower()
         keys[group.urn] = [known_id] if known_id else ([group.urn.lower()] if group.urn.lower() in referenced else [])
     open_refs = referenced - {k for found in keys.values() for k in found}
+    rcgs = of_type(resources, RCG_TYPE)
     for group in (g for g in groups if not _known(g.props.get("id"))):
+        # Only ids of rules the engine says were computed from this group (propertyDependencies; where it says nothing,
+        # any): a group of the stack nothing references, or one of another subscription by the same name, pairs with none.
+        eligible = set().union(*(referenced_ip_groups([r]) for r in rcgs
+                                 if not r.depends_through("ruleCollections") or group.urn in r.depends_through("ruleCollections")))
         name = _known(group.props.get("name"))
         if name:
-            candidates = [r for r in open_refs if r.rsplit("/", 1)[-1] == name.lower()]
+            candidates = [r for r in open_refs & eligible if r.rsplit("/", 1)[-1] == name.lower()]
         else:
             role = _role_of(group.name)
-            candidates = [r for r in open_refs if role and _role_of(r.rsplit("/", 1)[-1]) == role]
+            candidates = [r for r in open_refs & eligible if role and _role_of(r.rsplit("/", 1)[-1]) == role]
         if len(candidates) == 1:
             keys[group.urn].append(candidates[0])
             open_refs.discard(candidates[0])
