@@ -64,6 +64,10 @@ def unjudged(resources: Iterable[DeployedResource]) -> list[Unjudged]:
             waits = [u for p in paths for u in resource.depends_through(p.split(".")[0].split("[")[0])]
             out.append(Unjudged(resource, tuple(paths), _names(waits, by_urn)))
     out += [Unjudged(rule, (), (), reason) for rule, reason in misplaced_rules(resources)]
+    squid = [r for r in resources if r.type == CONFIG_MAP_TYPE and isinstance(r.props.get("data"), dict) and "squid.conf" in r.props["data"]]
+    if len(squid) > 1:  # the proxy mounts one: which, the Deployment says, and that is not read here
+        out += [Unjudged(r, (), (), f"{len(squid)} ConfigMaps carry a squid.conf ({', '.join(sorted(c.name for c in squid))}): the stack "
+                         "deploys one, and which the proxy mounts is not judged") for r in squid]
     for policy in (r for r in resources if r.type == AWS_POLICY_TYPE):
         _, foreign, open_ = referenced_rule_groups(policy, resources)
         out += [Unjudged(policy, (), (), f"it references rule group {arn}, which is not in this stack") for arn in foreign]
