@@ -38,6 +38,12 @@ class Unjudged:
     waits_for: tuple[str, ...]  # logical names of the resources whose creation will tell
     reason: str = ""  # not a matter of time: what makes it unjudgeable as the stack's own
     hint: str = ""  # how to make it judgeable at preview
+    whole_target: bool = False  # with a reason: the target's verdict cannot stand at all (not just without this resource)
+
+    @property
+    def pending(self) -> bool:
+        """Judging the target without this resource would report what it carries as missing."""
+        return not self.reason or self.whole_target
 
     def message(self) -> str:
         if self.reason:
@@ -67,7 +73,7 @@ def unjudged(resources: Iterable[DeployedResource]) -> list[Unjudged]:
     squid = [r for r in resources if r.type == CONFIG_MAP_TYPE and isinstance(r.props.get("data"), dict) and "squid.conf" in r.props["data"]]
     if len(squid) > 1:  # the proxy mounts one: which, the Deployment says, and that is not read here
         out += [Unjudged(r, (), (), f"{len(squid)} ConfigMaps carry a squid.conf ({', '.join(sorted(c.name for c in squid))}): the stack "
-                         "deploys one, and which the proxy mounts is not judged") for r in squid]
+                         "deploys one, and which the proxy mounts is not judged", whole_target=True) for r in squid]
     for policy in (r for r in resources if r.type == AWS_POLICY_TYPE):
         _, foreign, open_ = referenced_rule_groups(policy, resources)
         out += [Unjudged(policy, (), (), f"it references rule group {arn}, which is not in this stack") for arn in foreign]

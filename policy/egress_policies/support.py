@@ -143,9 +143,17 @@ def write_validator(pick: Callable[[WriteVerdict], Iterable[str]]) -> Callable:
 
 
 def blocked(name: str, resources: list[DeployedResource]) -> list[tuple[str, Optional[str]]]:
-    """(message, urn) per resource of target ``name`` a preview cannot judge yet (egress/targets/unknowns.py)."""
+    """(message, urn) per resource of target ``name`` that cannot be judged (egress/targets/unknowns.py)."""
     wanted = target_types(name)
     return [(f"{name}: {u.message()}", u.resource.urn) for u in unjudged(r for r in resources if r.type in wanted)]
+
+
+def pending(name: str, resources: list[DeployedResource]) -> bool:
+    """Does a resource of target ``name`` wait for the update to be judged (a value a preview does not know)? Then a
+    requirement it carries would read as missing. A resource that is not the stack's own (a foreign reference, a rule
+    written elsewhere) is left out of the judgement instead, and the rest judged."""
+    wanted = target_types(name)
+    return any(u.pending for u in unjudged(r for r in resources if r.type in wanted))
 
 
 def known(value: Any, path: str = "", unknowns: Optional[list[str]] = None) -> Any:
