@@ -126,8 +126,21 @@ def redact_message(text: str, *values: Any) -> str:
         text = text.replace(value, shown).replace(_go_inner(value), _go_inner(shown))
         # Go's errors quote what they stumbled on: a piece of the credentials (":pa", "%zz", " ") is masked too
         pieces = (secret, _go_inner(secret))
-        text = _GO_QUOTED.sub(lambda m: f'"{MASK}"' if m.group(1) and any(m.group(1) in p for p in pieces) else m.group(0), text)
+        text = _GO_QUOTED.sub(lambda m: f'"{MASK}"' if m.group(1) and (any(m.group(1) in p for p in pieces) or _overlaps(value, span, m.group(1)))
+                              else m.group(0), text)
     return redact(text)
+
+
+def _overlaps(value: str, span: tuple[int, int], quoted: str) -> bool:
+    """Does ``quoted`` (as Go quotes it) stand anywhere in ``value`` across the credentials' span? ('%Q@' for
+    'http://alice:Q@/%Q@proxy': the escape Go stumbled on ends at the '@' after the password.)"""
+    for piece in {quoted, quoted.encode().decode("unicode_escape", errors="ignore") if "\\" in quoted else quoted}:
+        start = value.find(piece)
+        while piece and start >= 0:
+            if start < span[1] and start + len(piece) > span[0]:
+                return True
+            start = value.find(piece, start + 1)
+    return False
 
 
 def _go_inner(text: str) -> str:
