@@ -125,8 +125,10 @@ def _aws_substitute(plan: AwsPlan, files: dict[str, str], resource: DeployedReso
         return out
     document = json.loads(files[SECURITY_GROUPS_FILE])
     group_index, rule_index = _planned_rule(plan, resource)  # by its logical name: the plan's rule it stands for
-    document["SecurityGroups"][group_index]["IpPermissionsEgress"][rule_index] = permission(resource)
-    out[SECURITY_GROUPS_FILE] = _text(document)
+    entries = document["SecurityGroups"][group_index]["IpPermissionsEgress"]
+    if entries[rule_index] != permission(resource):  # the same rule (keys in another order) leaves the plan's text as it is
+        entries[rule_index] = permission(resource)
+        out[SECURITY_GROUPS_FILE] = _text(document)
     return out
 
 
@@ -203,6 +205,7 @@ class StackPlan:
     enforced: dict[str, list[Requirement]]
     evaluate: dict[str, Callable[..., Any]]
     _base: dict[str, tuple] = None  # type: ignore[assignment]
+    _writes: dict[tuple, Optional[WriteVerdict]] = None  # type: ignore[assignment]
 
     def base(self, target: str) -> tuple:
         if self._base is None:
@@ -219,7 +222,16 @@ class StackPlan:
     def judge_write(self, resource: DeployedResource) -> Optional[WriteVerdict]:
         """What writing ``resource`` would break or open, against the plan; None when it carries no rules of an enforced
         target, or when a field it needs is not known yet (a preview: the stack policies judge it with the engine's
-        propertyDependencies, and this policy at `up`, where inputs are always known)."""
+        propertyDependencies, and this policy at `up`, where inputs are always known). Judged once for the three
+        policies that report on it."""
+        key = (resource.type, resource.name, resource.parent, json.dumps(resource.props, sort_keys=True, default=str))
+        if self._writes is None:
+            self._writes = {}
+        if key not in self._writes:
+            self._writes[key] = self._judge_write(resource)
+        return self._writes[key]
+
+    def _judge_write(self, resource: DeployedResource) -> Optional[WriteVerdict]:
         target = carries_rules(resource)
         if target not in self.plans or resource.unknown_under(*NEEDED.get(resource.type, ())):
             return None
