@@ -105,17 +105,21 @@ def public_addresses(networks: Iterable[IPNetwork], nat64: bool = True) -> dict[
     counts = {}
     for version in (4, 6):
         root, special = _ROOTS[version]
-        total = 0
-        for net in ipaddress.collapse_addresses(n for n in nets if n.version == version):
-            # CIDRs nest or are disjoint, so an overlap is the smaller one; the special blocks are disjoint and lie in the root
-            inside = _overlap(net, root)
-            total += inside - sum(_overlap(net, s) for s in special) if inside else 0
-        counts[version] = total
+        merged: list[list[int]] = []  # the networks as merged [first, last] ranges (thousands of /32s: no per-pair work)
+        for first, last in sorted((int(n.network_address), int(n.broadcast_address)) for n in nets if n.version == version):
+            if merged and first <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], last)
+            else:
+                merged.append([first, last])
+        # the special blocks are disjoint and lie in the root
+        counts[version] = _within(merged, root) - sum(_within(merged, s) for s in special)
     return counts
 
 
-def _overlap(a: IPNetwork, b: IPNetwork) -> int:
-    return min(a.num_addresses, b.num_addresses) if a.overlaps(b) else 0
+def _within(ranges: list[list[int]], block: IPNetwork) -> int:
+    """Addresses of ``ranges`` (merged, sorted) inside ``block``."""
+    low, high = int(block.network_address), int(block.broadcast_address)
+    return sum(min(last, high) - max(first, low) + 1 for first, last in ranges if first <= high and low <= last)
 
 
 def public_share(networks: Iterable[IPNetwork]) -> float:

@@ -184,7 +184,9 @@ def judge(allows: Iterable[Allow], limits: Limits, accepted: Iterable[Accepted] 
     rest = [piece for allow in allows for piece in residual(allow, accepted)]
     out = sorted({f"{a.where}: '{n}' is every name under the public suffix '{s}'" for a in rest for n in a.names if (s := public_suffix(n))})
     out += _share_findings(rest, limits) + _span_findings(rest, limits)
-    sources = collapse(n for a in allows for n in (a.sources or ()))
+    # rules repeat their role's sources (one tuple, thousands of /32s): each distinct tuple counted once
+    distinct = {id(a.sources): a.sources for a in allows if a.sources}
+    sources = collapse(n for s in distinct.values() for n in s)
     if public_share(sources) > limits.max_public_share:
         open_to = [a for a in allows if a.sources and any(public_addresses(a.sources).values())]
         out.append(f"the rules' sources cover {describe_share(sources)} (more than maxPublicShare {limits.max_public_share:g}%): every "

@@ -2,7 +2,8 @@
 
 compile.py  requirements -> AwsPlan (every decision)        render.py  AwsPlan -> request bodies, the engine's rules file
 evaluate.py rendered artefacts -> Verdict (strict order)    rules.py   Suricata rules read the way the engine matches them
-plan.py     the plan's models and AWS's limits
+matching.py flows and what a rule covers or overlaps       extra.py   what the rules allow beyond the requirements
+plan.py     the plan's models and AWS's limits              deployed.py deployed resources -> the same artefacts
 """
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ could (both said in the verdict), so the evaluator never claims more than the en
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional
 
 from idstools import rule as idstools_rule
@@ -100,8 +101,10 @@ class Rule:
         return self.action in ("drop", "reject")
 
 
+@lru_cache(maxsize=256)
 def _addresses(text: str) -> tuple[Optional[AddressSet], str]:
-    """(set, '') with None for any; (None, why) when the text cannot be judged."""
+    """(set, '') with None for any; (None, why) when the text cannot be judged. Cached: every rule of a role repeats
+    the role's sources (thousands of /32s), and the set is immutable."""
     text = text.strip()
     if text in ("any", "$EXTERNAL_NET"):
         return None, ""
