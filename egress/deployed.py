@@ -58,8 +58,10 @@ class DeployedResource:
         return next((urns for key, urns in self.property_dependencies if key == prop), ())
 
     def unknown_under(self, *prefixes: str) -> list[str]:
-        """The unknown paths at or under any of ``prefixes`` (``a``, ``a.b``, ``a[0]``)."""
-        return [p for p in self.unknowns if any(p == x or p.startswith((f"{x}.", f"{x}[")) for x in prefixes)]
+        """The unknown paths at or under any of ``prefixes`` (``a``, ``a.b``, ``a[0]``), or above one (``a`` unknown as a
+        whole hides ``a.b``)."""
+        return [p for p in self.unknowns if any(p == x or p.startswith((f"{x}.", f"{x}[")) or x.startswith((f"{p}.", f"{p}["))
+                                                for x in prefixes)]
 
     @property
     def kind(self) -> str:

@@ -13,7 +13,9 @@ a CI log, a pull-request comment or a file.
 """
 from __future__ import annotations
 
+import codecs
 import re
+import warnings
 from typing import Any, Iterator, Optional
 
 from .gourl import GoURLError, parse, parse_request_uri
@@ -133,14 +135,32 @@ def redact_message(text: str, *values: Any) -> str:
 
 def _overlaps(value: str, span: tuple[int, int], quoted: str) -> bool:
     """Does ``quoted`` (as Go quotes it) stand anywhere in ``value`` across the credentials' span? ('%Q@' for
-    'http://alice:Q@/%Q@proxy': the escape Go stumbled on ends at the '@' after the password.)"""
-    for piece in {quoted, quoted.encode().decode("unicode_escape", errors="ignore") if "\\" in quoted else quoted}:
-        start = value.find(piece)
+    'http://alice:Q@/%Q@proxy': the escape Go stumbled on ends at the '@' after the password; '%\\xe2\\x82' for a '%€'
+    in one: Go quotes bytes, so the search is in bytes.)"""
+    def utf8(text: str) -> bytes:
+        return text.encode("utf-8", "surrogatepass")
+
+    raw, low, high = utf8(value), len(utf8(value[:span[0]])), len(utf8(value[:span[1]]))
+    for piece in {utf8(quoted), _unquoted(quoted)}:
+        start = raw.find(piece)
         while piece and start >= 0:
-            if start < span[1] and start + len(piece) > span[0]:
+            if start < high and start + len(piece) > low:
                 return True
-            start = value.find(piece, start + 1)
+            start = raw.find(piece, start + 1)
     return False
+
+
+def _unquoted(quoted: str) -> bytes:
+    """The bytes Go's %q quoted (its escapes undone); the text's own bytes when it cannot be read so."""
+    raw = quoted.encode("utf-8", "surrogatepass")
+    if b"\\" not in raw:
+        return raw
+    try:
+        with warnings.catch_warnings():  # an escape Python does not know ('\\í') is kept as written, as Go wrote it
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return codecs.escape_decode(raw)[0]
+    except (ValueError, UnicodeError):
+        return raw
 
 
 def _go_inner(text: str) -> str:

@@ -130,6 +130,7 @@ _PASSWORD = st.text(alphabet="abcXYZ019 %/:@?#[]!$&'()*+,;=~-._\"\\", min_size=0
 @settings(max_examples=300, deadline=None)
 @given(password=_PASSWORD, port=st.sampled_from(["3128", "3x28", "99999", ""]), host=st.sampled_from(["proxy.example.com", "proxy%zz.example.com", "[::1]"]))
 @example(password="Q@/%Q", port="3128", host="proxy.example.com")  # Go quotes the escape '%Q@' across the password's end
+@example(password="Q@/%€Q", port="3128", host="proxy.example.com")  # Go quotes bytes: '%\xe2\x82', half of the '€'
 def test_no_password_survives_any_message(password, port, host):
     """Whatever the password holds, and however the URL fails to parse, no message quotes it (nor a piece Go quotes)."""
     url = f"http://alice:{password}@{host}{':' + port if port else ''}"
@@ -313,3 +314,17 @@ def test_compile_refuses_too_when_a_profile_skipped_validation():
     assert str(info.value) == ("egress-matrix:httpProxy = 'http://(credentials hidden)@proxy.example.com:3128': parse "
                                "\"http://(credentials hidden)@proxy.example.com:3128\": invalid port \"(credentials hidden)\" after host. "
                                "Fix: write e.g. http://proxy.example.com:3128")
+
+
+def test_a_lone_surrogate_in_a_proxy_url_is_an_error_not_a_traceback():
+    """A YAML escape can put a lone surrogate in a setting; the redaction of Go's quoted pieces works on bytes."""
+    from egress.targets.kubernetes.openshift_checks import ProxyValidationError, validate_proxy_spec
+
+    from egress.errors import ProfileError
+
+    url = 'http://u:p@h"\\\udcff"'
+    with pytest.raises(ProxyValidationError) as error:
+        validate_proxy_spec(http_proxy=url)
+    assert "(credentials hidden)" in str(error.value) and "u:p" not in str(error.value)
+    shown = str(ProfileError("stacks/Pulumi.x.yaml", "config", "egress-matrix:httpProxy", url, "carries credentials", "remove them"))
+    assert "u:p" not in shown

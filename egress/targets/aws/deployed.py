@@ -46,9 +46,14 @@ def _policy_body(policy: DeployedResource) -> dict[str, Any]:
         "StatelessDefaultActions": list(document.get("statelessDefaultActions", [])),
         "StatelessFragmentDefaultActions": list(document.get("statelessFragmentDefaultActions", [])),
         "StatefulRuleGroupReferences": [{"ResourceArn": ref.get("resourceArn"), "Priority": ref.get("priority")}
-                                        for ref in document.get("statefulRuleGroupReferences", [])],
+                                        for ref in _list(document.get("statefulRuleGroupReferences")) if isinstance(ref, dict)],
         "StatefulDefaultActions": list(document.get("statefulDefaultActions", [])),
         "StatefulEngineOptions": {"RuleOrder": engine.get("ruleOrder"), "StreamExceptionPolicy": engine.get("streamExceptionPolicy")}}}
+
+
+def _list(value: Any) -> list:
+    """A list as given; [] for nothing, or for a set a preview does not know yet (the bridge may show it whole unknown)."""
+    return value if isinstance(value, list) else []
 
 
 def priorities(resources: list[DeployedResource]) -> dict[str, Optional[int]]:
@@ -57,8 +62,8 @@ def priorities(resources: list[DeployedResource]) -> dict[str, Optional[int]]:
     by_arn = {r.props.get("arn"): r.name for r in of_type(resources, RULE_GROUP_TYPE) if r.props.get("arn") not in (None, UNKNOWN)}
     found: dict[str, Optional[int]] = {r.name: None for r in of_type(resources, RULE_GROUP_TYPE)}
     for policy in of_type(resources, POLICY_TYPE):
-        for ref in (policy.props.get("firewallPolicy") or {}).get("statefulRuleGroupReferences") or []:
-            if ref.get("resourceArn") in by_arn and ref.get("priority") != UNKNOWN:
+        for ref in _list((policy.props.get("firewallPolicy") or {}).get("statefulRuleGroupReferences")):
+            if isinstance(ref, dict) and ref.get("resourceArn") in by_arn and isinstance(ref.get("priority"), int):
                 found[by_arn[ref["resourceArn"]]] = int(ref.get("priority"))
     return found
 
