@@ -199,3 +199,23 @@ def test_update_preview_of_a_matrix_change_in_one_group_passes():
     updated = [r.name for r in preview.resources if r.unknowns]
     assert "egress-kkp" in updated and "egress-aks" not in updated
     assert _stopping(run_pack(preview)) == []
+
+
+@pytest.mark.parametrize("shape", ["elements", "whole"])
+def test_a_reference_set_the_bridge_shows_unknown_is_judged_around(shape):
+    """pulumi-aws (a Terraform bridge) may preview a set's elements, or the whole set, as unknown: the firewall policy's
+    rule-group references then hide no crash and no count of the stand-in text."""
+    from egress.deployed import UNKNOWN
+
+    first = run_program(ROOT, "dev", phase="preview")
+    policy = next(r for r in first.resources if r.type == "aws:networkfirewall/firewallPolicy:FirewallPolicy")
+    refs = policy.props["firewallPolicy"]["statefulRuleGroupReferences"]
+    unknown = [UNKNOWN] * len(refs) if shape == "elements" else UNKNOWN
+    props = {**policy.props, "firewallPolicy": {**policy.props["firewallPolicy"], "statefulRuleGroupReferences": unknown}}
+    paths = ([f"firewallPolicy.statefulRuleGroupReferences[{i}]" for i in range(len(refs))] if shape == "elements"
+             else ["firewallPolicy.statefulRuleGroupReferences"])
+    edited = dataclasses.replace(first, resources=[dataclasses.replace(r, props=props, unknowns=tuple(paths)) if r is policy else r
+                                                   for r in first.resources])
+    found = run_pack(edited)
+    assert not [v for v in found if "could not judge" in v.message or CANT_RUN in v.message]
+    assert not [v for v in found if v.policy == "aws-network-firewall-capacity"]
