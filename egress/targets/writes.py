@@ -140,12 +140,28 @@ def _planned_rule(plan: AwsPlan, resource: DeployedResource) -> tuple[int, int]:
     raise LookupError(resource.name)
 
 
+def _moved(plan: AzurePlan, resource: DeployedResource) -> str:
+    """Where an RCG's inputs put it, when that is not the plan's policy ('' when it is, or cannot be told: the created
+    policy's name is the provider's autoname, known only once it exists)."""
+    policy = plan.policy
+    group = policy.resource_group if policy.existing_id else plan.resource_group
+    given_group, given_name = resource.props.get("resourceGroupName"), resource.props.get("firewallPolicyName")
+    if isinstance(given_group, str) and group and given_group.lower() != group.lower():
+        return f"resource group {given_group} (the plan's: {group})"
+    if policy.existing_id and policy.name and isinstance(given_name, str) and given_name.lower() != policy.name.lower():
+        return f"policy {given_name} (the plan's: {policy.name})"
+    return ""
+
+
 def foreign(target: str, plan: Any, files: dict[str, str], resource: DeployedResource) -> str:
     """Why ``resource`` is not one of the plan's rule carriers ('' when it is). A program registers exactly the plan's;
     another (a renamed group, a decoy, a rule under another group) would carry rules no requirement answers for, or stand
     where the plan's should, so it is refused rather than judged as an addition."""
     if resource.type == RCG_TYPE:
         name, kind, path = deployed_rcg_body(resource)["name"], "rule collection group", f"azure/{deployed_rcg_body(resource)['name']}.json"
+        moved = _moved(plan, resource)
+        if path in files and moved:
+            return f"rule collection group {name} is written to {moved}, not the stack's policy: its rules would guard another firewall"
     elif resource.type == IP_GROUP_TYPE:
         name = str(resource.props.get("ipGroupsName") or resource.name)
         kind, path = "IP Group", f"azure/ip-groups/{name}.json"
