@@ -157,6 +157,9 @@ def foreign(target: str, plan: Any, files: dict[str, str], resource: DeployedRes
     """Why ``resource`` is not one of the plan's rule carriers ('' when it is). A program registers exactly the plan's;
     another (a renamed group, a decoy, a rule under another group) would carry rules no requirement answers for, or stand
     where the plan's should, so it is refused rather than judged as an addition."""
+    unmodelled = _unmodelled(resource)
+    if unmodelled:
+        return f"{resource.name} is {unmodelled[1]}: the rules it writes are not judged, so it is refused"
     if resource.type == RCG_TYPE:
         name, kind, path = deployed_rcg_body(resource)["name"], "rule collection group", f"azure/{deployed_rcg_body(resource)['name']}.json"
         moved = _moved(plan, resource)
@@ -186,8 +189,32 @@ def _squid_substitute(files: dict[str, str], resource: DeployedResource) -> dict
     return {**files, SQUID_CONF: str(resource.props["data"]["squid.conf"])}
 
 
+# Resources that can carry egress rules the pack does not model: refused before they are written, never passed unread.
+UNMODELLED = {
+    "aws:ec2/securityGroupRule:SecurityGroupRule": ("aws", "an aws:ec2/securityGroupRule (the stack writes aws:vpc/securityGroupEgressRule "
+                                                    "resources, which the pack judges)"),
+    "aws:ec2/securityGroup:SecurityGroup": ("aws", "a security group with inline egress or ingress rules (the stack's groups carry "
+                                            "none; their rules are separate resources the pack judges)"),
+    "kubernetes:core/v1:ConfigMapPatch": ("kubernetes", "a patch of a squid.conf (the pack judges the egress proxy's own ConfigMap)"),
+}
+
+
+def _unmodelled(resource: DeployedResource) -> Optional[tuple[str, str]]:
+    found = UNMODELLED.get(resource.type)
+    if found is None:
+        return None
+    if resource.type == "aws:ec2/securityGroup:SecurityGroup" and not (resource.props.get("egress") or resource.props.get("ingress")):
+        return None
+    data = resource.props.get("data")
+    if resource.type.startswith("kubernetes:") and not (isinstance(data, dict) and "squid.conf" in data):
+        return None
+    return found
+
+
 def carries_rules(resource: DeployedResource) -> Optional[str]:
     """The target whose rules ``resource`` carries, or None."""
+    if _unmodelled(resource):
+        return _unmodelled(resource)[0]  # type: ignore[index]
     if resource.type in (RCG_TYPE, IP_GROUP_TYPE):
         return "azure"
     if resource.type in (RULE_GROUP_TYPE, AWS_POLICY_TYPE, EGRESS_RULE_TYPE):
