@@ -67,5 +67,6 @@ def provider_outputs(typ: str, state: Mapping[str, Any]) -> dict[str, Any]:
         out.setdefault("provisioningState", "Succeeded")
         out.setdefault("type", AZURE_TYPES[typ])
     elif typ in COMPUTED and typ.startswith("aws:"):
-        out.setdefault("tagsAll", dict(out.get("tags") or {}))
+        tags = out.get("tags")
+        out.setdefault("tagsAll", dict(tags) if isinstance(tags, Mapping) else UNKNOWN if tags == UNKNOWN else {})
     return out

@@ -219,3 +219,12 @@ def test_a_reference_set_the_bridge_shows_unknown_is_judged_around(shape):
     found = run_pack(edited)
     assert not [v for v in found if "could not judge" in v.message or CANT_RUN in v.message]
     assert not [v for v in found if v.policy == "aws-network-firewall-capacity"]
+
+
+def test_provider_outputs_carry_unknown_tags_through():
+    """An AWS resource whose tags are not known at a preview: its tagsAll is unknown too, not a crash."""
+    from egress.deployed import UNKNOWN
+    from egress_preview.provider_shapes import provider_outputs
+
+    shaped = provider_outputs("aws:ec2/securityGroup:SecurityGroup", {"tags": UNKNOWN, "vpcId": "vpc-1"})
+    assert shaped["tagsAll"] == UNKNOWN and provider_outputs("aws:ec2/securityGroup:SecurityGroup", {"tags": {"a": "b"}})["tagsAll"] == {"a": "b"}
