@@ -15,7 +15,7 @@ from .objects import is_openshift_proxy, no_proxy_lists, spec
 from egress.targets.aws.deployed import POLICY_TYPE as AWS_POLICY_TYPE, default_action_findings
 from egress.targets.unknowns import judgeable
 
-from .support import JUDGED_TYPES, blocked, stack_context, stack_validator
+from .support import JUDGED_TYPES, blocked, stack_context, stack_validator, unjudged_of
 
 NAME = "egress-not-open"
 PROXY_TYPES = ("kubernetes:core/v1:Secret", "kubernetes:config.openshift.io/v1:ProxyPatch", "kubernetes:config.openshift.io/v1:Proxy",
@@ -40,7 +40,7 @@ def findings(resources: list[DeployedResource]) -> list[tuple[str, str | None]]:
     for name in profile.targets:
         allows = target_allows(name, TARGETS[name].deployed(judgeable(resources)), profile)
         out += [(f"{name}: {finding}", None) for finding in judge(allows, limits, accepted)]
-        out += blocked(name, resources)
+        out += blocked(name, unjudged_of(name, resources))
     out += [(finding, policy.urn) for policy in resources if policy.type == AWS_POLICY_TYPE for finding in default_action_findings(policy)]
     for resource in resources:
         for field, entries in _no_proxy(resource):

@@ -12,7 +12,7 @@ from egress.targets.aws.deployed import RULE_GROUP_TYPE, ROLE_TAG, SECURITY_GROU
 from egress.targets.azure.deployed import RCG_TYPE, rcg_name
 from egress.targets.kubernetes.deployed import squid_configs
 
-from .support import JUDGED_TYPES, blocked, pending, stack_context, stack_validator, target_verdict
+from .support import JUDGED_TYPES, blocked, stack_context, stack_validator, target_verdict, unjudged_of
 
 NAME = "required-egress-complete"
 REMEDIATION = ("Deploy the stack's own program output (the rules were edited or removed outside the matrix), or add the missing "
@@ -45,8 +45,9 @@ def misses(resources: list[DeployedResource]) -> list[tuple[str, Optional[str]]]
     out: list[tuple[str, Optional[str]]] = []
     for name in context.profile.targets:
         spec = TARGETS[name]
-        out += blocked(name, resources)
-        if pending(name, resources):  # a requirement a resource not judged yet carries would read as missing
+        cannot = unjudged_of(name, resources)
+        out += blocked(name, cannot)
+        if any(u.pending for u in cannot):  # a requirement a resource not judged yet carries would read as missing
             continue
         artefacts, enforced, verdict = target_verdict(name, resources)
         if not enforced or not verdict.missing:

@@ -29,7 +29,7 @@ from egress.profile import PROJECT, SECRET_KEYS, Profile, config_keys, profile_f
 from egress.project import find_project
 from egress.resolve import resolve
 from egress.targets import TARGETS, Verdict
-from egress.targets.unknowns import judgeable, target_types, unjudged
+from egress.targets.unknowns import Unjudged, judgeable, target_types, unjudged
 from egress.targets.writes import StackPlan, WriteVerdict, carries_rules, planned
 
 
@@ -128,32 +128,18 @@ def write_validator(pick: Callable[[WriteVerdict], Iterable[str]]) -> Callable:
             return []
         verdict = stack_plan().judge_write(resource)
         return [f"{verdict.target}: {finding}" for finding in pick(verdict)] if verdict else []
-
-    def validate(args: ResourceValidationArgs, report_violation: Callable) -> None:
-        try:
-            resource = resource_of(args, prefix="", parent=True)
-            messages = violations(resource) if resource is not None else []
-        except EgressError as exc:
-            messages = [str(exc)]
-        except Exception as exc:  # noqa: BLE001 - see _failed
-            messages = [_failed(exc)]
-        for message in messages:
-            report_violation(redact(message), None)
-    return validate
+    return resource_validator(violations, prefix="", parent=True)
 
 
-def blocked(name: str, resources: list[DeployedResource]) -> list[tuple[str, Optional[str]]]:
-    """(message, urn) per resource of target ``name`` that cannot be judged (egress/targets/unknowns.py)."""
+def unjudged_of(name: str, resources: list[DeployedResource]) -> list[Unjudged]:
+    """The resources of target ``name`` that cannot be judged (egress/targets/unknowns.py)."""
     wanted = target_types(name)
-    return [(f"{name}: {u.message()}", u.resource.urn) for u in unjudged(r for r in resources if r.type in wanted)]
+    return unjudged(r for r in resources if r.type in wanted)
 
 
-def pending(name: str, resources: list[DeployedResource]) -> bool:
-    """Does a resource of target ``name`` wait for the update to be judged (a value a preview does not know)? Then a
-    requirement it carries would read as missing. A resource that is not the stack's own (a foreign reference, a rule
-    written elsewhere) is left out of the judgement instead, and the rest judged."""
-    wanted = target_types(name)
-    return any(u.pending for u in unjudged(r for r in resources if r.type in wanted))
+def blocked(name: str, found: list[Unjudged]) -> list[tuple[str, Optional[str]]]:
+    """(message, urn) per resource of target ``name`` that cannot be judged."""
+    return [(f"{name}: {u.message()}", u.resource.urn) for u in found]
 
 
 def known(value: Any, path: str = "", unknowns: Optional[list[str]] = None) -> Any:
@@ -216,19 +202,26 @@ def _failed(exc: Exception) -> str:
                   f"stack's `egress preview` output")
 
 
-def resource_validator(violations: Callable[..., list[str]], *settings: tuple[str, Any]) -> Callable:
-    """A resource policy's validate: ``violations(resource, *setting values)`` for the Kubernetes objects it reads."""
+def _guarded(compute: Callable[[], list], as_finding: Callable[[str], Any] = lambda message: message) -> list:
+    """What a check found, or its failure as its own violation: an EgressError (the stack's config refused: the program
+    stops too, and says the same) or any other exception (see _failed), never raised into the engine's run."""
+    try:
+        return compute()
+    except EgressError as exc:
+        return [as_finding(str(exc))]
+    except Exception as exc:  # noqa: BLE001 - see _failed
+        return [as_finding(_failed(exc))]
+
+
+def resource_validator(violations: Callable[..., list[str]], *settings: tuple[str, Any], prefix: str = "kubernetes:",
+                       parent: bool = False) -> Callable:
+    """A resource policy's validate: ``violations(resource, *setting values)`` for the resources it reads (types
+    starting with ``prefix``; ``parent``: with their parent's URN)."""
     def validate(args: ResourceValidationArgs, report_violation: Callable) -> None:
-        try:
-            resource = resource_of(args)
-            if resource is None:
-                return
-            messages = violations(resource, *(config_value(args, key, default) for key, default in settings))
-        except EgressError as exc:  # the stack's config refused: the program stops too, and says the same
-            messages = [str(exc)]
-        except Exception as exc:  # noqa: BLE001 - see _failed
-            messages = [_failed(exc)]
-        for message in messages:
+        def compute() -> list[str]:
+            resource = resource_of(args, prefix, parent)
+            return [] if resource is None else violations(resource, *(config_value(args, key, default) for key, default in settings))
+        for message in _guarded(compute):
             report_violation(redact(message), None)
     return validate
 
@@ -238,12 +231,8 @@ def stack_validator(findings: Callable[..., list[tuple[str, Optional[str]]]], ty
     wanted = tuple(types)
 
     def validate(args: StackValidationArgs, report_violation: Callable) -> None:
-        try:
-            found = findings(resources_of(args, wanted), *(config_value(args, key, default) for key, default in settings))
-        except EgressError as exc:  # the stack's config refused: the program stops too, and says the same
-            found = [(str(exc), None)]
-        except Exception as exc:  # noqa: BLE001 - see _failed
-            found = [(_failed(exc), None)]
+        found = _guarded(lambda: findings(resources_of(args, wanted), *(config_value(args, key, default) for key, default in settings)),
+                         lambda message: (message, None))
         for message, urn in found:
             report_violation(redact(message), urn)
     return validate
