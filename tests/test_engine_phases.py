@@ -15,9 +15,7 @@ from egress_preview.program import run_program
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-import components.azure_firewall  # noqa: E402  (the program's own modules, patched where a test breaks a rule)
-import components.aws_network_firewall  # noqa: E402
-import components.kubernetes_egress  # noqa: E402
+from rule_breaks import drop_aws_target, drop_azure_fqdn, edit_squid_conf  # noqa: E402  (the program's components, patched)
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
 CANT_RUN = "during preview:"  # the servicer's "can't run policy ... during preview: ..." (pulumi_policy/policy.py)
@@ -39,42 +37,17 @@ def test_first_preview_of_every_stack_judges_everything(stack):
 
 
 def _without_changelogs(monkeypatch):
-    original = components.azure_firewall.rcg_body
-
-    def body(group, plan, ids):
-        out = original(group, plan, ids)
-        for collection in out["properties"]["ruleCollections"]:
-            for rule in collection["rules"]:
-                if "targetFqdns" in rule:
-                    rule["targetFqdns"] = [f for f in rule["targetFqdns"] if f != "changelogs.ubuntu.com"]
-        return out
-    monkeypatch.setattr(components.azure_firewall, "rcg_body", body)
+    drop_azure_fqdn(monkeypatch, "changelogs.ubuntu.com")
     return "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-aks'", "aks-os-updates-changelogs"
 
 
 def _without_docker(monkeypatch):
-    original = components.aws_network_firewall.rule_group_body
-
-    def body(group):
-        out = original(group)
-        listed = out["RuleGroup"]["RulesSource"].get("RulesSourceList")
-        if listed and "download.docker.com" in listed["Targets"] and "-seed-" in out["RuleGroupName"]:
-            listed["Targets"] = [t for t in listed["Targets"] if t != "download.docker.com"]
-        return out
-    monkeypatch.setattr(components.aws_network_firewall, "rule_group_body", body)
+    drop_aws_target(monkeypatch, "download.docker.com", only="-seed-")
     return "aws:networkfirewall/ruleGroup:RuleGroup 'egress-dev-seed-tls-sni'", "kkp-kubeone-docker-apt"
 
 
 def _without_ubuntu_archive(monkeypatch):
-    original = components.kubernetes_egress.egress_proxy_objects
-
-    def objects(plan):
-        out = original(plan)
-        for obj in out:
-            if obj["kind"] == "ConfigMap" and "squid.conf" in obj.get("data", {}):
-                obj["data"]["squid.conf"] = obj["data"]["squid.conf"].replace("dstdomain -n archive.ubuntu.com ", "dstdomain -n ")
-        return out
-    monkeypatch.setattr(components.kubernetes_egress, "egress_proxy_objects", objects)
+    edit_squid_conf(monkeypatch, "dstdomain -n archive.ubuntu.com ", "dstdomain -n ")
     return "kubernetes:core/v1:ConfigMap 'egress-proxy-configmap-egress-proxy-egress-proxy-config'", "kkp-os-ubuntu-archive"
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-import components.aws_network_firewall
 import components.azure_firewall
 import components.kubernetes_egress
 from egress.project import open_project
 from egress_preview.preview import SECRET_MASK, mask, preview, snapshot
+from rule_breaks import drop_aws_target, drop_azure_fqdn, edit_squid_conf
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = sorted(p.name.split(".")[1] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
@@ -68,17 +68,7 @@ def _mandatory(result):
 
 
 def test_breaking_azure_rules_fails_naming_policy_and_group(monkeypatch):
-    original = components.azure_firewall.rcg_body
-
-    def without_changelogs(group, plan, ids):
-        body = original(group, plan, ids)
-        for collection in body["properties"]["ruleCollections"]:
-            for rule in collection["rules"]:
-                if "targetFqdns" in rule:
-                    rule["targetFqdns"] = [f for f in rule["targetFqdns"] if f != "changelogs.ubuntu.com"]
-        return body
-
-    monkeypatch.setattr(components.azure_firewall, "rcg_body", without_changelogs)
+    drop_azure_fqdn(monkeypatch, "changelogs.ubuntu.com")
     result = preview(open_project(ROOT), "dev")
     # Refused before the write (resource policy, at up too) and reported by the stack policy with its citation.
     assert _mandatory(result) == [("required-egress-complete", "azure-native:network:FirewallPolicyRuleCollectionGroup 'egress-aks'"),
@@ -88,16 +78,7 @@ def test_breaking_azure_rules_fails_naming_policy_and_group(monkeypatch):
 
 
 def test_breaking_aws_domain_list_fails(monkeypatch):
-    original = components.aws_network_firewall.rule_group_body
-
-    def without_docker(group):
-        body = original(group)
-        listed = body["RuleGroup"]["RulesSource"].get("RulesSourceList")
-        if listed:
-            listed["Targets"] = [t for t in listed["Targets"] if t != "download.docker.com"]
-        return body
-
-    monkeypatch.setattr(components.aws_network_firewall, "rule_group_body", without_docker)
+    drop_aws_target(monkeypatch, "download.docker.com")
     result = preview(open_project(ROOT), "dev")
     assert sorted(set(_mandatory(result))) == [("required-egress-complete", "aws:networkfirewall/ruleGroup:RuleGroup 'egress-dev-nodes-tls-sni'"),
                                                ("required-egress-complete", "aws:networkfirewall/ruleGroup:RuleGroup 'egress-dev-seed-tls-sni'"),
@@ -106,17 +87,7 @@ def test_breaking_aws_domain_list_fails(monkeypatch):
 
 
 def test_breaking_the_egress_proxy_fails(monkeypatch):
-    original = components.kubernetes_egress.egress_proxy_objects
-
-    def without_archive(plan):
-        objects = original(plan)
-        for obj in objects:
-            if obj["kind"] == "ConfigMap":
-                obj["data"]["squid.conf"] = obj["data"]["squid.conf"].replace("dstdomain -n archive.ubuntu.com security.ubuntu.com",
-                                                                              "dstdomain -n security.ubuntu.com")
-        return objects
-
-    monkeypatch.setattr(components.kubernetes_egress, "egress_proxy_objects", without_archive)
+    edit_squid_conf(monkeypatch, "dstdomain -n archive.ubuntu.com security.ubuntu.com", "dstdomain -n security.ubuntu.com")
     result = preview(open_project(ROOT), "proxy-only")
     assert _mandatory(result) == [("required-egress-complete", "kubernetes:core/v1:ConfigMap 'egress-proxy-configmap-egress-proxy-egress-proxy-config'"),
                                   ("required-egress-complete-before-write", "kubernetes:core/v1:ConfigMap 'egress-proxy-configmap-egress-proxy-egress-proxy-config'")]
