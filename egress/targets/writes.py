@@ -52,31 +52,30 @@ def _text(document: Any) -> str:
 
 # --- Azure ---------------------------------------------------------------------------------------------------------
 
-def _azure_names(plan: AzurePlan) -> dict[str, str]:
-    """The ids (case-folded) the rules may carry for the IP Groups the stack creates -> their canonical name. With the
-    subscription known, only the constructed id; without, the name in the stack's resource group (a group of the same
-    name elsewhere is another group)."""
-    out = {}
-    for role in plan.ip_groups:
-        name = plan.ip_group_name(role)
-        if plan.subscription_id and plan.resource_group:
-            out[ip_group_id(plan.subscription_id, plan.resource_group, name).lower()] = name.lower()
-        else:
-            out[f"*/resourcegroups/{(plan.resource_group or '*').lower()}/providers/microsoft.network/ipgroups/{name.lower()}"] = name.lower()
-    return out
+def _azure_names(plan: AzurePlan) -> Callable[[str], Optional[str]]:
+    """Which IP Group the stack creates a rule's reference (case-folded) names, by its canonical name, or None. With
+    the subscription known, only its constructed id; without, its name in the stack's resource group (a group of the
+    same name elsewhere is another group)."""
+    names = {plan.ip_group_name(role).lower() for role in plan.ip_groups}
+    group = (plan.resource_group or "").lower()
+    ids = ({ip_group_id(plan.subscription_id, plan.resource_group, name).lower(): name for name in names}
+           if plan.subscription_id and plan.resource_group else None)
+
+    def created(ref: str) -> Optional[str]:
+        if ids is not None:
+            return ids.get(ref)
+        parts = ref.split("/")
+        in_group = not group or ("resourcegroups" in parts and parts[parts.index("resourcegroups") + 1:][:1] == [group])
+        return parts[-1] if parts[-1] in names and in_group else None
+    return created
 
 
-def _canonical(ref: str, created: dict[str, str]) -> str:
-    folded = ref.lower()
-    if folded in created:
-        return f"{_CANONICAL}{created[folded]}"
-    for pattern, name in created.items():
-        if pattern.startswith("*/") and (folded.endswith(pattern[1:]) or (pattern.startswith("*/resourcegroups/*/") and folded.endswith(f"/ipgroups/{name}"))):
-            return f"{_CANONICAL}{name}"
-    return ref
+def _canonical(ref: str, created: Callable[[str], Optional[str]]) -> str:
+    name = created(ref.lower())
+    return f"{_CANONICAL}{name}" if name else ref
 
 
-def _canonical_ids(body: dict[str, Any], created: dict[str, str]) -> dict[str, Any]:
+def _canonical_ids(body: dict[str, Any], created: Callable[[str], Optional[str]]) -> dict[str, Any]:
     for collection in body["properties"]["ruleCollections"] or []:
         for rule in collection.get("rules") or []:
             for key in ("sourceIpGroups", "destinationIpGroups"):
@@ -161,7 +160,8 @@ def foreign(target: str, plan: Any, files: dict[str, str], resource: DeployedRes
     if unmodelled:
         return f"{resource.name} is {unmodelled[1]}: the rules it writes are not judged, so it is refused"
     if resource.type == RCG_TYPE:
-        name, kind, path = deployed_rcg_body(resource)["name"], "rule collection group", f"azure/{deployed_rcg_body(resource)['name']}.json"
+        name, kind = deployed_rcg_body(resource)["name"], "rule collection group"
+        path = f"azure/{name}.json"
         moved = _moved(plan, resource)
         if path in files and moved:
             return f"rule collection group {name} is written to {moved}, not the stack's policy: its rules would guard another firewall"
