@@ -192,9 +192,22 @@ def _key(resource: dict) -> tuple[str, str]:
     return resource["type"], resource["name"]
 
 
+def _adopted(base_res: dict, head_res: dict) -> dict:
+    """Head resources keyed as the base resource their aliases adopt (the engine updates it in place, no delete and
+    create): an alias is ``name`` (same type) or ``type::name``."""
+    out = {}
+    for key, resource in head_res.items():
+        earlier = [tuple(a.split("::", 1)) if "::" in a and not a.startswith("urn:") else (resource["type"], a)
+                   for a in resource.get("aliases") or ()]
+        adopted = next((k for k in earlier if k in base_res and k not in head_res), None)
+        out[adopted or key] = resource
+    return out
+
+
 def compare(base: dict, head: dict) -> dict[str, Any]:
     base_reqs, head_reqs = {_req_key(r): r for r in base["requirements"]}, {_req_key(r): r for r in head["requirements"]}
     base_res, head_res = {_key(r): r for r in base["resources"]}, {_key(r): r for r in head["resources"]}
+    head_res = _adopted(base_res, head_res)
     changed = {}
     for key in sorted(set(base_res) & set(head_res)):
         if base_res[key]["props"] != head_res[key]["props"]:

@@ -168,10 +168,18 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             type=request.type, name=request.name, urn=response.urn, props=state, parent=request.parent or None,
             dependencies=tuple(sorted(request.dependencies)), secret_paths=tuple(secret_paths),
             additional_secret_outputs=tuple(request.additionalSecretOutputs), protect=bool(request.protect),
-            replace_on_changes=tuple(request.replaceOnChanges), aliases=tuple(sorted(a.spec.name or a.urn for a in request.aliases)),
+            replace_on_changes=tuple(request.replaceOnChanges), aliases=tuple(sorted(_alias(a, request) for a in request.aliases)),
             deleted_with=request.deletedWith or None, unknowns=tuple(unknowns),
             property_dependencies=tuple(sorted((key, tuple(sorted(deps.urns))) for key, deps in request.propertyDependencies.items()))))
         return response
+
+
+def _alias(alias: Any, request: Any) -> str:
+    """An earlier identity the engine adopts: ``name``, or ``type::name`` where the type changed too (a URN as given)."""
+    if alias.urn:
+        return alias.urn
+    name = alias.spec.name or request.name
+    return f"{alias.spec.type}::{name}" if alias.spec.type else name
 
 
 def stack_config(stack_file: Path) -> tuple[dict[str, str], list[str]]:

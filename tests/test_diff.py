@@ -66,3 +66,21 @@ def test_comment_stays_under_githubs_limit_with_a_truncated_line():
 def test_bad_base_ref_is_one_clear_error(repo):
     with pytest.raises(DiffError, match="git ref 'no-such-ref'.*Fix: pass a commit"):
         base_snapshot(repo, "no-such-ref", "dev")
+
+
+def test_a_resource_an_alias_adopts_is_a_change_not_a_removal():
+    """user-ca-bundle moved from a ConfigMap to a ConfigMapPatch with an alias: the engine updates it in place, so the
+    diff shows a change, not the trust bundle's ConfigMap removed."""
+    from egress_preview.diff import compare
+
+    def snapshot(resources):
+        return {"stack": "openshift", "cluster": "openshift", "allowFirewallReplacement": False, "requirements": [], "violations": [],
+                "resources": resources}
+
+    old = {"type": "kubernetes:core/v1:ConfigMap", "name": "trusted-ca", "urn": "u1", "props": {"data": {"ca-bundle.crt": "A"}}}
+    new = {"type": "kubernetes:core/v1:ConfigMapPatch", "name": "trusted-ca", "urn": "u2", "props": {"data": {"ca-bundle.crt": "A"}},
+           "aliases": ["kubernetes:core/v1:ConfigMap::trusted-ca"]}
+    result = compare(snapshot([old]), snapshot([new]))
+    assert result["resources_removed"] == [] and result["resources_added"] == []
+    without_alias = compare(snapshot([old]), snapshot([{**new, "aliases": []}]))
+    assert [r["type"] for r in without_alias["resources_removed"]] == ["kubernetes:core/v1:ConfigMap"]
