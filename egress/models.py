@@ -27,6 +27,10 @@ NODE_OSES: tuple[str, ...] = ("ubuntu", "azurelinux", "flatcar", "windows", "rhe
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 SLUG = r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+# An own entry's id is namespaced by its catalog ('payments/stripe-api'), so it can never shadow a vendor entry's.
+ENTRY_ID = r"^([a-z0-9]([a-z0-9-]*[a-z0-9])?/)?[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+# A role or a source group: a group name is a slug too (checked against the roles where groups are declared).
+SOURCE = SLUG
 PortItem = Union[int, str]
 
 
@@ -115,13 +119,24 @@ class Retirement(Strict):
     citation: Citation
 
 
+class Approval(Strict):
+    """Who approved an own entry (in place of a vendor citation): an owner, a reference to the decision, an expiry."""
+
+    owner: str = Field(min_length=1)
+    reference: str = Field(min_length=1)  # a ticket id or URL
+    expires: Optional[datetime.date] = None  # the entry stops resolving on this date
+
+    def describe(self) -> str:
+        return f"owner {self.owner}, reference {self.reference}" + (f", expires {self.expires.isoformat()}" if self.expires else "")
+
+
 class Entry(Strict):
-    id: str = Field(pattern=SLUG)
-    platform: str = Field(pattern=SLUG)
+    id: str = Field(pattern=ENTRY_ID)
+    platform: str = Field(pattern=SLUG)  # the vendor platform, or an own catalog's name
     variant: Optional[CloudVariant] = None
     feature: Optional[str] = Field(default=None, pattern=SLUG)
     level: Level
-    role: Role
+    role: str = Field(pattern=SOURCE)  # a role (ROLES), or a source group of the stack (own entries only)
     destination: str = Field(min_length=1)
     kind: Optional[DestinationKind] = None
     protocol: Protocol
@@ -129,7 +144,9 @@ class Entry(Strict):
     when: Conditions = Conditions()
     alternatives: tuple[Alternative, ...] = ()
     purpose: str = Field(min_length=1)
-    citation: Citation
+    citation: Optional[Citation] = None  # required for vendor entries (the catalog loader checks)
+    approval: Optional[Approval] = None  # required for own entries, in place of (or besides) a citation
+    catalog: Optional[str] = None  # the own catalog it comes from (None: the vendor matrix)
     images: tuple[str, ...] = ()
     note: Optional[str] = None
     documented_as: tuple[DocumentedAs, ...] = ()  # the document's own text, where the matrix deliberately differs
@@ -207,7 +224,7 @@ class AzureLocation(Strict):
 
 
 class Catalog(Strict):
-    """The whole validated matrix."""
+    """The whole validated matrix, and for a stack its own catalogs too."""
 
     sources: dict[str, Source]
     features: dict[str, str]
@@ -219,6 +236,8 @@ class Catalog(Strict):
     exports: tuple[AllowlistExport, ...] = ()
     noproxy_rules: tuple[NoProxyRule, ...] = ()
     noproxy_removed: tuple[NoProxyRule, ...] = ()
+    azure_bands: dict[str, int] = {}  # vendor platform -> its Azure priority band (from its file)
+    own: tuple[str, ...] = ()  # the stack's own catalogs, in the order their Azure bands follow the vendor bands
 
     def entry(self, entry_id: str) -> Entry:
         for entry in self.entries:
@@ -241,10 +260,19 @@ class ResolvedAlternative(Strict):
     note: Optional[str] = None
 
 
+class ApprovalRef(Strict):
+    """An own entry's approval as a requirement carries it."""
+
+    entry_id: str
+    owner: str
+    reference: str
+    expires: Optional[datetime.date] = None
+
+
 class Requirement(Strict):
     """One concrete flow the stack needs: who opens it, to where, how."""
 
-    role: Role
+    role: str  # a role (ROLES) or a source group of the stack
     destination: str
     kind: DestinationKind
     protocol: Protocol
@@ -262,6 +290,7 @@ class Requirement(Strict):
     sources: tuple[str, ...] = ()  # the role's source CIDRs from the stack
     deviations: tuple[str, ...] = ()  # "<entry id>: documented as <text>: <why>", where the matrix differs from the document
     retires: Optional[datetime.date] = None  # set when every entry behind the requirement is announced to retire (the latest date)
+    approvals: tuple[ApprovalRef, ...] = ()  # the own entries behind it, with their owners and references
 
     def options(self) -> tuple[ResolvedAlternative, ...]:
         """Every destination option, narrowest first: the alternatives, or the requirement itself when it has none."""

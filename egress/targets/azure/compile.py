@@ -20,11 +20,12 @@ import re
 from typing import Iterable, Optional
 
 from ...addresses import format_ports
+from ...catalog.vendor import AZURE_VENDOR_BANDS
 from ...models import Catalog, Requirement, ResolvedAlternative
 from ...profile import ROLE_SOURCE_KEYS, Profile
 from .plan import (
     APPLICATION_COLLECTION_PRIORITY, FQDN_TAG, MAX_APP_RULE_PORT, MAX_DESCRIPTION, MAX_NAME, MAX_RCG_BYTES, MAX_RCGS_PER_POLICY, NAME_PATTERN,
-    NETWORK_COLLECTION_PRIORITY, PLATFORM_BANDS, ApplicationRule, AzureCompileError, AzurePlan, NetworkRule, RuleCollection,
+    BAND_WIDTH, MAX_PRIORITY, NETWORK_COLLECTION_PRIORITY, ApplicationRule, AzureCompileError, AzurePlan, NetworkRule, RuleCollection,
     RuleCollectionGroup, group_name, ip_group_name,
 )
 from ..naming import feature_parts, rule_stem
@@ -83,10 +84,15 @@ def _tag_covers(req: Requirement, platform: str, feature: Optional[str], entry_i
             and tuple((p.start, p.end) for p in req.ports) == ((443, 443),) and any(i not in implied_for for i in entry_ids))
 
 
-def _band(platform: str) -> int:
-    if platform not in PLATFORM_BANDS:
-        raise AzureCompileError(f"platform {platform} has no Azure priority band. Fix: add it to PLATFORM_BANDS in egress/targets/azure/plan.py")
-    return PLATFORM_BANDS[platform]
+def azure_band(catalog: Catalog, platform: str) -> int:
+    """A platform's or own catalog's priority band: a vendor platform's comes from its file (0-19), own catalogs follow
+    in the stack's order (its entries, its registries, then egress-matrix:catalogs as listed: append, never reorder)."""
+    if platform in catalog.azure_bands:
+        return catalog.azure_bands[platform]
+    if platform in catalog.own:
+        return AZURE_VENDOR_BANDS + catalog.own.index(platform)
+    raise AzureCompileError(f"platform {platform} has no Azure priority band. Fix: give matrix/{platform}.yaml an unused "
+                            f"'azure_band:' (0-{AZURE_VENDOR_BANDS - 1})")
 
 
 def _app_suffix(protocols: tuple[tuple[str, int], ...]) -> str:
@@ -150,7 +156,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
         parts = feature_parts(req, entries)
         chosen: Optional[tuple[ResolvedAlternative, str]] = None
         for (platform, feature), entry_ids in sorted(parts.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
-            _band(platform)
+            azure_band(catalog, platform)
             if profile.azure_fqdn_tag and _tag_covers(req, platform, feature, entry_ids):
                 key: _Key = (platform, feature, req.role, "tag", ())
                 destinations: tuple[str, ...] = ()
@@ -162,7 +168,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
             bucket[1].update(entry_ids)
 
     groups = []
-    for platform in sorted({key[0] for key in buckets}, key=_band):
+    for platform in sorted({key[0] for key in buckets}, key=lambda p: azure_band(catalog, p)):
         rules = [_rule(key, *bucket) for key, bucket in buckets.items() if key[0] == platform]
         network = sorted((r for r in rules if isinstance(r, NetworkRule)), key=lambda r: r.name)
         application = sorted((r for r in rules if isinstance(r, ApplicationRule)), key=lambda r: r.name)
@@ -173,7 +179,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
             collections.append(RuleCollection(name=f"{platform}-application", priority=APPLICATION_COLLECTION_PRIORITY, rule_type="ApplicationRule",
                                               rules=tuple(application)))
         groups.append(RuleCollectionGroup(name=_checked_name(group_name(profile.cluster, platform), "rule collection group"), platform=platform,
-                                          priority=profile.azure_priority_base + 100 * _band(platform), collections=tuple(collections)))
+                                          priority=profile.azure_priority_base + BAND_WIDTH * azure_band(catalog, platform), collections=tuple(collections)))
 
     used_roles = sorted({r.role for g in groups for c in g.collections for r in c.rules})
     role_sources = {}
@@ -212,6 +218,9 @@ def _check_limits(plan: AzurePlan, profile: Profile) -> None:
         raise AzureCompileError(f"{len(plan.groups)} rule collection groups plus {len(profile.azure_existing_priorities)} existing exceed "
                                 f"{MAX_RCGS_PER_POLICY} per policy. Fix: use a separate policy for some platforms")
     for group in plan.groups:
+        if group.priority > MAX_PRIORITY:
+            raise AzureCompileError(f"rule collection group {group.name}: priority {group.priority} is over Azure's maximum {MAX_PRIORITY} "
+                                    f"(azurePriorityBase {profile.azure_priority_base} + {BAND_WIDTH} x its band). Fix: lower egress-matrix:azurePriorityBase")
         if group.priority in profile.azure_existing_priorities:
             raise AzureCompileError(f"rule collection group {group.name}: priority {group.priority} clashes with a group already on the "
                                     "policy (egress-matrix:azureExistingPriorities). Fix: move egress-matrix:azurePriorityBase to a free band")

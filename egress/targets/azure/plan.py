@@ -9,7 +9,10 @@ from ...errors import EgressError
 from ...models import Strict
 from ..options import Choice
 
-PLATFORM_BANDS = {"aks": 0, "kkp": 1, "openshift": 2, "ibm-vpc": 3}
+# One rule collection group per platform or own catalog, at azurePriorityBase + BAND_WIDTH x its band; its network and
+# application collections sit inside the group (Azure orders collections within a group by their own priorities).
+BAND_WIDTH = 100
+MAX_PRIORITY = 65000  # a rule collection group's priority: 100-65000 (REST model)
 NETWORK_COLLECTION_PRIORITY = 100
 APPLICATION_COLLECTION_PRIORITY = 200
 MAX_RCG_BYTES = 2 * 1024 * 1024

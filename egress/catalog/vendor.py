@@ -1,4 +1,4 @@
-"""Load and validate the required-endpoint matrix (``matrix/*.yaml``).
+"""The vendor matrix (``matrix/*.yaml``): every file validated, collected into one Catalog.
 
 Every file starts with ``schema: 1`` and a ``kind``:
 
@@ -6,161 +6,31 @@ Every file starts with ``schema: 1`` and a ``kind``:
 - ``sources``          the documents entries cite
 - ``expansions``       the further hosts a registry pull or a download really touches
 - ``azure-locations``  Azure locations per cloud, with the service-tag region name where it differs
+- ``openshift-noproxy`` the cluster-network-operator's automatic noProxy entries
 
 Errors name the file, the entry (with its line), the field and the value, and say how to fix it.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Optional
 
-import yaml
-from pydantic import BaseModel, ValidationError
-
-from .addresses import AddressError, classify, parse_destination, parse_port, parse_url
-from .errors import CatalogError
-from .gcpause import paused_gc
-from .models import DEFAULT_PORTS, AllowlistExport, AzureLocation, Catalog, Citation, Entry, HostExpansion, NoProxyRule, Source
-from .placeholders import PLACEHOLDER, PLACEHOLDERS, names_in, with_samples
+from ..addresses import parse_url
+from ..errors import CatalogError
+from ..gcpause import paused_gc
+from ..models import DEFAULT_PORTS, ROLES, AllowlistExport, AzureLocation, Catalog, Citation, Entry, HostExpansion, NoProxyRule, Source
+from ..placeholders import PLACEHOLDERS, names_in, with_samples
+from .checks import _validate, _where, _with_default_ports, check_destination, check_ports
+from .yaml_lines import read_yaml
 
 SCHEMA_VERSION = 1
 FILE_KINDS = ("platform", "sources", "expansions", "azure-locations", "openshift-noproxy")
+OWN_KINDS = ("platform", "sources")  # what an own catalog's files may be
+# Own catalogs the stack itself makes: its entries (egress-matrix:entries) and its registries (containerRegistries).
+RESERVED_CATALOGS = {"stack": "own entries (egress-matrix:entries)", "registries": "container registries (egress-matrix:containerRegistries)"}
+AZURE_VENDOR_BANDS = 20  # bands 0-19 are the vendor platforms' (their files say which); own catalogs follow
 
 
-class _LineDict(dict):
-    line: int = 0
-
-
-# libyaml's loader is ~10x faster and keeps node marks, so line numbers survive; fall back when absent.
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """SafeLoader whose mappings remember the line they start on (for error messages)."""
-
-
-def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _LineDict:
-    loader.flatten_mapping(node)
-    mapping = _LineDict()
-    mapping.line = node.start_mark.line + 1
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in mapping:
-            raise CatalogError(loader.file_name, f"line {key_node.start_mark.line + 1}", str(key), "", "duplicate key",
-                               "keep one of the two")
-        mapping[key] = loader.construct_object(value_node, deep=True)
-    return mapping
-
-
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def read_yaml(path: Path) -> Any:
-    try:
-        loader = _LineLoader(path.read_text(encoding="utf-8"))
-        loader.file_name = str(path)
-        try:
-            return loader.get_single_data()
-        finally:
-            loader.dispose()
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else ""
-        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        raise CatalogError(path, where, "(file)", "", f"not valid YAML: {problem}", "correct the YAML syntax") from None
-
-
-def _where(raw: Any, label: str) -> str:
-    line = getattr(raw, "line", 0)
-    return f"{label} (line {line})" if line else label
-
-
-def _validate(model: type[BaseModel], raw: Any, file: Path, where: str, prefix: str = "") -> Any:
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = ".".join(str(part) for part in error["loc"])
-        field = f"{prefix}{loc}" if loc else prefix.rstrip(".") or "(entry)"
-        value = error.get("input")
-        kind = error["type"]
-        if kind == "extra_forbidden":
-            allowed = ", ".join(_allowed_fields(model, error["loc"]))
-            raise CatalogError(file, where, field, value, "unknown field", f"remove it or use one of: {allowed}") from None
-        if kind == "missing":
-            raise CatalogError(file, where, field, None, "required field is missing", f"add '{field.rsplit('.', 1)[-1]}'") from None
-        if kind == "literal_error":
-            raise CatalogError(file, where, field, value, "not an allowed value", f"use one of {error['ctx']['expected']}") from None
-        if kind == "string_pattern_mismatch":
-            raise CatalogError(file, where, field, value, "not a valid identifier",
-                               "use lower-case letters, digits and inner '-' (a stable slug)") from None
-        raise CatalogError(file, where, field, value, error["msg"], "correct the value") from None
-
-
-def _allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
-    current: Any = model
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        field = current.model_fields.get(part) if hasattr(current, "model_fields") else None
-        if field is None:
-            break
-        current = _model_in(field.annotation)
-        if current is None:
-            return []
-    return sorted(current.model_fields) if hasattr(current, "model_fields") else []
-
-
-def _model_in(annotation: Any) -> Any:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()) or ():
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None
-
-
-# ---------------------------------------------------------------------------------------------- destinations
-def check_destination(text: str, kind: str | None, file: Path, where: str, field: str) -> str:
-    """Validate a destination (placeholders allowed) and return its kind."""
-    for name in names_in(text):
-        if name not in PLACEHOLDERS:
-            raise CatalogError(file, where, field, text, f"unknown placeholder '{{{name}}}'",
-                               f"use one of {', '.join('{' + p + '}' for p in sorted(PLACEHOLDERS))}")
-    if "{" in PLACEHOLDER.sub("", text) or "}" in PLACEHOLDER.sub("", text):
-        raise CatalogError(file, where, field, text, "unbalanced or malformed placeholder", "write placeholders as {name}")
-    sample = with_samples(text)
-    try:
-        if kind is None and sample != text:
-            kind = classify(sample)
-        return parse_destination(sample, kind)  # type: ignore[arg-type]
-    except AddressError as exc:
-        raise CatalogError(file, where, field, text, exc.problem, exc.fix) from None
-
-
-def check_ports(items: Iterable[Any], file: Path, where: str, field: str) -> None:
-    for index, item in enumerate(items):
-        if isinstance(item, str) and names_in(item):
-            name = names_in(item)[0]
-            placeholder = PLACEHOLDERS.get(name)
-            if placeholder is None or placeholder.kind != "port" or item != f"{{{name}}}":
-                raise CatalogError(file, where, f"{field}[{index}]", item, "not a port placeholder",
-                                   "use a port, a range 'a-b' or a port placeholder such as {ibm_etcd_port}")
-            continue
-        try:
-            parse_port(item)
-        except AddressError as exc:
-            raise CatalogError(file, where, f"{field}[{index}]", item, exc.problem, exc.fix) from None
-
-
-def _with_default_ports(raw: dict[str, Any]) -> dict[str, Any]:
-    if not raw.get("ports") and raw.get("protocol") in DEFAULT_PORTS:
-        raw = dict(raw, ports=[DEFAULT_PORTS[raw["protocol"]]])
-    return raw
-
-
-# ---------------------------------------------------------------------------------------------- files
 def _header(document: Any, path: Path) -> str:
     if not isinstance(document, dict):
         raise CatalogError(path, "", "(file)", type(document).__name__, "a matrix file is a mapping",
@@ -174,23 +44,32 @@ def _header(document: Any, path: Path) -> str:
     return kind
 
 
-class _Collector:
-    def __init__(self) -> None:
-        self.sources: dict[str, Source] = {}
-        self.features: dict[str, tuple[str, Path]] = {}
-        self.platforms: dict[str, tuple[str, Path]] = {}
+class Collector:
+    """Collects validated files into one Catalog. ``base``: the vendor catalog an own catalog is added to (own mode:
+    only platform and sources files; entry ids namespaced by the catalog; an approval in place of a citation; nothing
+    of the base may be redefined)."""
+
+    def __init__(self, base: Optional[Catalog] = None) -> None:
+        self.base = base
+        self.sources: dict[str, Source] = dict(base.sources) if base else {}
+        self.features: dict[str, tuple[str, Path]] = {n: (d, Path("matrix")) for n, d in base.features.items()} if base else {}
+        self.platforms: dict[str, tuple[str, Path]] = {n: (t, Path("matrix")) for n, t in base.platforms.items()} if base else {}
+        self.azure_bands: dict[str, tuple[int, Path]] = {}
+        self.own: list[str] = []
         self.entries: list[tuple[Entry, Path, str]] = []
         self.expansions: list[tuple[HostExpansion, Path, str]] = []
         self.azure_locations: dict[str, tuple[AzureLocation, ...]] = {}
         self.azure_citations: list[tuple[Citation, Path, str]] = []
-        self.entry_files: dict[str, tuple[Path, str]] = {}
+        self.entry_files: dict[str, tuple[Path, str]] = {e.id: (Path("matrix"), "") for e in base.entries} if base else {}
         self.noproxy: dict[str, list[tuple[NoProxyRule, Path, str]]] = {"rules": [], "removed": []}
         self.exports: list[tuple[AllowlistExport, Path, str]] = []
 
     def add(self, path: Path, document: dict[str, Any]) -> None:
         kind = _header(document, path)
+        if self.base is not None and kind not in OWN_KINDS:
+            raise CatalogError(path, "", "kind", kind, "not a kind an own catalog may hold", f"use one of {', '.join(OWN_KINDS)}")
         allowed = {
-            "platform": {"schema", "kind", "platform", "title", "features", "defaults", "entries", "exports"},
+            "platform": {"schema", "kind", "platform", "title", "features", "defaults", "entries"} | ({"azure_band", "exports"} if self.base is None else set()),
             "sources": {"schema", "kind", "sources"},
             "expansions": {"schema", "kind", "expansions"},
             "azure-locations": {"schema", "kind", "citations", "locations"},
@@ -206,7 +85,9 @@ class _Collector:
         for source_id, raw in (document.get("sources") or {}).items():
             where = _where(raw, f"source '{source_id}'")
             if source_id in self.sources:
-                raise CatalogError(path, where, "sources", source_id, "duplicate source id", "give each source one id")
+                vendor = self.base is not None and source_id in self.base.sources
+                raise CatalogError(path, where, "sources", source_id, "a source of the vendor matrix has this id" if vendor else "duplicate source id",
+                                   "give the source an id of its own (e.g. prefixed with your catalog's name)" if vendor else "give each source one id")
             self.sources[source_id] = _validate(Source, raw, path, where)
 
     def _add_platform(self, path: Path, document: dict[str, Any]) -> None:
@@ -214,12 +95,21 @@ class _Collector:
         if not isinstance(platform, str) or not platform:
             raise CatalogError(path, "", "platform", platform, "missing platform name", "write 'platform: <name>'")
         if platform in self.platforms:
-            raise CatalogError(path, "", "platform", platform, f"platform already defined in {self.platforms[platform][1]}",
-                               "keep one file per platform")
+            vendor = self.base is not None and platform in self.base.platforms
+            raise CatalogError(path, "", "platform", platform,
+                               "the name of a vendor platform: an own catalog may not shadow it" if vendor else f"platform already defined in {self.platforms[platform][1]}",
+                               "name the catalog after its owner, e.g. 'payments'" if vendor else "keep one file per platform")
+        if self.base is not None and platform in RESERVED_CATALOGS:
+            raise CatalogError(path, "", "platform", platform, f"'{platform}' is reserved for the stack's {RESERVED_CATALOGS[platform]}",
+                               "name the catalog after its owner, e.g. 'payments'")
         if path.stem != platform:
             raise CatalogError(path, "", "platform", platform, f"file name '{path.name}' does not match the platform",
                                f"rename the file to '{platform}.yaml'")
         self.platforms[platform] = (str(document.get("title") or platform), path)
+        if self.base is not None:
+            self.own.append(platform)
+        if "azure_band" in document:
+            self._azure_band(path, platform, document["azure_band"])
         for name, description in (document.get("features") or {}).items():
             if name in self.features:
                 raise CatalogError(path, "", f"features.{name}", name, f"feature already declared in {self.features[name][1]}",
@@ -241,12 +131,44 @@ class _Collector:
             label = f"entry '{raw.get('id')}'" if raw.get("id") else f"entries[{index}]"
             where = _where(raw, label)
             merged = _with_default_ports({**defaults, **raw, "platform": platform})
-            entry = _validate(Entry, merged, path, where)
+            entry = self._entry(merged, path, where, platform)
             if entry.id in self.entry_files:
                 other, _ = self.entry_files[entry.id]
                 raise CatalogError(path, where, "id", entry.id, f"duplicate id (also in {other})", "give every entry a unique id")
             self.entry_files[entry.id] = (path, where)
             self.entries.append((self._check_entry(entry, path, where), path, where))
+
+    def _entry(self, merged: dict[str, Any], path: Path, where: str, platform: str) -> Entry:
+        """Validate one entry: a vendor entry cites a document; an own entry is approved and namespaced by its catalog."""
+        for forbidden in ("catalog",) + (("approval",) if self.base is None else ()):
+            if forbidden in merged:
+                fix = ("the vendor matrix cites documents: own entries go in a catalog the stack lists (egress-matrix:catalogs)"
+                       if forbidden == "approval" else "remove it: the catalog is the file's platform")
+                raise CatalogError(path, where, forbidden, merged[forbidden], "not a field of this file's entries", fix)
+        if self.base is None:
+            entry = _validate(Entry, merged, path, where)
+            if entry.citation is None:
+                raise CatalogError(path, where, "citation", None, "required field is missing", "add 'citation: {source: <id>, section: <heading>}'")
+            if entry.role not in ROLES:
+                raise CatalogError(path, where, "role", entry.role, "not an allowed value", f"use one of {ROLES} (source groups belong to a stack's own entries)")
+            return entry
+        raw_id = merged.get("id")
+        if isinstance(raw_id, str) and "/" in raw_id:
+            raise CatalogError(path, where, "id", raw_id, "an own entry's id is namespaced by its catalog already",
+                               f"write the id without '/': it becomes {platform}/<id>")
+        entry = _validate(Entry, {**merged, "id": f"{platform}/{raw_id}" if isinstance(raw_id, str) else raw_id, "catalog": platform}, path, where)
+        if entry.approval is None:
+            raise CatalogError(path, where, "approval", None, "an own entry needs an approval (it has no vendor document behind it)",
+                               "add 'approval: {owner: <team>, reference: <ticket or URL>}' (and 'expires: YYYY-MM-DD' if it is temporary)")
+        return entry
+
+    def _azure_band(self, path: Path, platform: str, band: Any) -> None:
+        if not isinstance(band, int) or isinstance(band, bool) or not 0 <= band < AZURE_VENDOR_BANDS:
+            raise CatalogError(path, "", "azure_band", band, "not a vendor band", f"use a whole number 0-{AZURE_VENDOR_BANDS - 1}")
+        for other, (used, other_path) in self.azure_bands.items():
+            if used == band:
+                raise CatalogError(path, "", "azure_band", band, f"band {band} is platform {other}'s ({other_path})", "give each platform its own band")
+        self.azure_bands[platform] = (band, path)
 
     def _check_entry(self, entry: Entry, path: Path, where: str) -> Entry:
         kind = check_destination(entry.destination, entry.kind, path, where, "destination")
@@ -330,7 +252,7 @@ class _Collector:
             self.azure_locations[cloud] = tuple(sorted(locations, key=lambda loc: loc.name))
 
     def finish(self) -> Catalog:
-        citations = [(e.citation, p, w) for e, p, w in self.entries]
+        citations = [(e.citation, p, w) for e, p, w in self.entries if e.citation]
         citations += [(e.retires.citation, p, w) for e, p, w in self.entries if e.retires]
         citations += [(x.citation, p, w) for x, p, w in self.expansions]
         citations += [(h.citation, p, w) for x, p, w in self.expansions for h in x.implies]
@@ -339,14 +261,24 @@ class _Collector:
         citations += [(e.citation, p, w) for e, p, w in self.exports]
         for citation, path, where in citations:
             if citation.source not in self.sources:
+                home = "a sources file of the catalog" if self.base is not None else "matrix/sources.yaml"
                 raise CatalogError(path, where, "citation.source", citation.source, "unknown source",
-                                   f"add it to matrix/sources.yaml or use one of: {', '.join(sorted(self.sources))}")
+                                   f"add it to {home} or use one of: {', '.join(sorted(self.sources))}")
         for entry, path, where in self.entries:
             for feature in (entry.feature, *entry.when.features):
                 if feature is not None and feature not in self.features:
                     raise CatalogError(path, where, "feature", feature, "unknown feature",
                                        f"declare it under 'features:' of a platform file, or use one of: {', '.join(sorted(self.features))}")
+        if self.base is not None:
+            return self.base.model_copy(update={
+                "sources": dict(sorted(self.sources.items())),
+                "features": {name: desc for name, (desc, _) in sorted(self.features.items())},
+                "platforms": {name: title for name, (title, _) in sorted(self.platforms.items())},
+                "entries": tuple(sorted((*self.base.entries, *(e for e, _, _ in self.entries)), key=lambda e: e.id)),
+                "own": (*self.base.own, *self.own),
+            })
         return Catalog(
+            azure_bands={name: band for name, (band, _) in sorted(self.azure_bands.items())},
             sources=dict(sorted(self.sources.items())),
             features={name: desc for name, (desc, _) in sorted(self.features.items())},
             platforms={name: title for name, (title, _) in sorted(self.platforms.items())},
@@ -365,7 +297,7 @@ def load_catalog(matrix_dir: Path) -> Catalog:
     if not matrix_dir.is_dir():
         raise CatalogError(matrix_dir, "", "(directory)", str(matrix_dir), "matrix directory not found",
                            "run inside an egress-matrix project or pass --project")
-    collector = _Collector()
+    collector = Collector()
     files = sorted(matrix_dir.glob("*.yaml"))
     if not files:
         raise CatalogError(matrix_dir, "", "(directory)", str(matrix_dir), "no matrix files", "add matrix/<platform>.yaml files")
@@ -373,60 +305,3 @@ def load_catalog(matrix_dir: Path) -> Catalog:
         for path in files:
             collector.add(path, read_yaml(path))
         return collector.finish()
-
-
-def export_entry(entry: Entry, catalog: Catalog) -> dict[str, Any]:
-    """The JSON form of one unresolved entry (``egress catalog export``)."""
-    source = catalog.sources[entry.citation.source]
-    data: dict[str, Any] = {
-        "id": entry.id,
-        "platform": entry.platform,
-        "variant": entry.variant,
-        "feature": entry.feature,
-        "level": entry.level,
-        "role": entry.role,
-        "destination": entry.destination,
-        "kind": entry.kind,
-        "protocol": entry.protocol,
-        "ports": [_export_port(p) for p in entry.ports],
-        "conditions": entry.when.model_dump(exclude_defaults=True, mode="json"),
-        "alternatives": [
-            {k: v for k, v in {
-                "destination": alt.destination,
-                "kind": alt.kind or classify(with_samples(alt.destination)),
-                "protocol": alt.protocol or entry.protocol,
-                "ports": [_export_port(p) for p in (alt.ports or entry.ports)],
-                "note": alt.note,
-            }.items() if v is not None}
-            for alt in entry.alternatives
-        ],
-        "purpose": entry.purpose,
-        "citation": {"doc": source.doc, "section": entry.citation.section},
-    }
-    if source.url:
-        data["citation"]["url"] = source.url
-    if entry.images:
-        data["images"] = list(entry.images)
-    if entry.note:
-        data["note"] = entry.note
-    if entry.documented_as:
-        data["documented_as"] = [
-            {"destination": d.destination, "protocol": d.protocol or entry.protocol,
-             "ports": [_export_port(p) for p in (d.ports or entry.ports)]}
-            for d in entry.documented_as
-        ]
-    if entry.differs_because:
-        data["differs_because"] = entry.differs_because
-    if entry.broad:
-        data["broad"] = entry.broad
-    if entry.retires:
-        retire_source = catalog.sources[entry.retires.citation.source]
-        data["retires"] = {"date": entry.retires.date.isoformat(),
-                           "citation": {"doc": retire_source.doc, "section": entry.retires.citation.section}}
-    return data
-
-
-def _export_port(item: Any) -> Any:
-    if isinstance(item, str) and names_in(item):
-        return item
-    return parse_port(item).export()
