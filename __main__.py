@@ -9,6 +9,7 @@ import pulumi
 from pulumi.runtime.config import CONFIG, get_config_env
 
 from egress.catalog import load_catalog
+from egress.catalog.own import expiry_notices, stack_catalog
 from egress.errors import EgressError
 from egress.exports import allowlist_exports
 from egress.profile import PROJECT, SECRET_KEYS, profile_from_pulumi_config
@@ -20,14 +21,17 @@ ROOT = Path(__file__).resolve().parent
 stack = pulumi.get_stack()
 
 try:
-    catalog = load_catalog(ROOT / "matrix")
     config = pulumi.Config(PROJECT)
     # Secret settings never enter the Profile: it only learns which are set; their values stay secret Outputs.
     secrets = {key: config.get_secret(key) for key in SECRET_KEYS}
     # Every key the engine passed, so a misspelt one (egress-matrix:NodeSources) is refused rather than ignored.
     keys = set(CONFIG.get()) | set(get_config_env())
     profile = profile_from_pulumi_config(config.get, stack, keys=keys).with_secrets(key for key, value in secrets.items() if value is not None)
+    # The vendor matrix plus the stack's own catalogs (its entries, registries and the catalogs it lists).
+    catalog = stack_catalog(load_catalog(ROOT / "matrix"), profile, ROOT, f"Pulumi config of stack '{stack}'", stack)
     requirements = resolve(catalog, profile, f"Pulumi config of stack '{stack}'", stack)
+    for notice in expiry_notices(catalog):
+        pulumi.log.warn(notice)
     plans = {}
     for name in profile.targets:
         spec = target(name)

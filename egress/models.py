@@ -238,6 +238,7 @@ class Catalog(Strict):
     noproxy_removed: tuple[NoProxyRule, ...] = ()
     azure_bands: dict[str, int] = {}  # vendor platform -> its Azure priority band (from its file)
     own: tuple[str, ...] = ()  # the stack's own catalogs, in the order their Azure bands follow the vendor bands
+    expired: tuple[str, ...] = ()  # own entries left out because their approval expired
 
     def entry(self, entry_id: str) -> Entry:
         for entry in self.entries:

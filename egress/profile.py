@@ -17,6 +17,7 @@ from .errors import ProfileError
 from .pem import check_certificates_only
 from .redact import refuse_credentials
 from .models import AzureCloudName, CloudVariant, Level, NodeOs, OpenShiftPlatform, Role
+from .own_settings import StackEntry, check_groups, parse_catalog_ref
 from .stack_file import read_stack_file
 from .stack_rules import SettingProblem, check_key, parse_setting
 
@@ -68,6 +69,12 @@ class Profile(BaseModel):
     ibm_etcd_port: Optional[int] = Field(None, alias="ibmEtcdPort", ge=1, le=65535, description="etcd port of the IBM cluster master (kubectl get cm -n kube-system cluster-info).")
     ibm_public_gateway_ips: tuple[str, ...] = Field((), alias="ibmPublicGatewayIps", description="Floating IPs of the public gateways on the cluster's VPC subnets (exported for other teams' allowlists).")
     ibm_control_plane_cidrs: tuple[str, ...] = Field((), alias="ibmControlPlaneCidrs", description="IBM control plane CIDRs of the cluster's region (IBM-Cloud/kube-samples iam-firewall-ips; bare IPs as /32).")
+    # The sites Datadog's "Getting Started with Datadog Sites" lists (matrix/sources.yaml datadog-sites), by site parameter.
+    datadog_site: Optional[Literal["datadoghq.com", "us3.datadoghq.com", "us5.datadoghq.com", "datadoghq.eu", "ap1.datadoghq.com",
+                                   "ap2.datadoghq.com", "ddog-gov.com"]] = Field(
+        None, alias="datadogSite",
+        description="Datadog site the Datadog Agent sends to (platform datadog), as its site parameter: datadoghq.com (US1), us3.datadoghq.com, "
+                    "us5.datadoghq.com, datadoghq.eu (EU1), ap1.datadoghq.com, ap2.datadoghq.com or ddog-gov.com (US1-FED).")
     features: tuple[str, ...] = Field((), alias="features", description="Enabled features and add-ons (see docs/MATRIX.md).")
     node_os: tuple[NodeOs, ...] = Field(("ubuntu",), alias="nodeOs", description="Node operating systems in the cluster.")
     private_cluster: bool = Field(False, alias="privateCluster", description="The API server is reachable only privately.")
@@ -246,6 +253,19 @@ class Profile(BaseModel):
                                               "counted after collapsing them (0.0.0.0/1 + 128.0.0.0/1 is 100%).")
     max_port_span: int = Field(1024, alias="maxPortSpan", ge=1, le=65535,
                                description="Breadth limit: how many ports one destination may be allowed on.")
+    catalogs: tuple[str, ...] = Field((), alias="catalogs", examples=["teams/payments.yaml"],
+                                      description="Own catalogs the stack adds to the vendor matrix, in the matrix's schema: files or folders "
+                                                  "relative to the project root (org/egress, teams/payments.yaml), or package:<name> for a "
+                                                  "catalog an installed package ships (entry point group egress_matrix.catalogs). Append new "
+                                                  "ones: their Azure priority bands follow this order.")
+    source_groups: dict[str, tuple[str, ...]] = Field(
+        {}, alias="sourceGroups", json_schema_extra={"structured": True}, examples=[{"payments": ["10.50.32.0/24"]}],
+        description="Source groups beyond the five roles: name -> source CIDRs (e.g. a node pool's subnet). Own entries name a group "
+                    "as their role; every target enforces it on its own (an IP Group, a security group, a squid src ACL).")
+    entries: tuple[StackEntry, ...] = Field(
+        (), alias="entries", json_schema_extra={"structured": True},
+        description="One-off own entries: id, destination, protocol, ports, role (a role or a source group), purpose, owner, "
+                    "reference, optional expires (YYYY-MM-DD), as in the matrix's schema. Their ids become stack/<id>.")
     allow_broad_egress: Optional[str] = Field(None, alias="allowBroadEgress", min_length=10,
                                               description="Accept egress beyond maxPublicShare / maxPortSpan for this stack (destinations, "
                                                           "role sources, noProxy): the reason, e.g. 'lab cluster without a firewall, ticket OPS-42'.")
@@ -256,6 +276,21 @@ class Profile(BaseModel):
     @classmethod
     def _cidrs(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         return _cidr_list(values)
+
+    @field_validator("catalogs")
+    @classmethod
+    def _catalogs(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            parse_catalog_ref(value)
+        if len(set(values)) != len(values):
+            twice = next(v for v in values if values.count(v) > 1)
+            raise AddressError(f"'{twice}' is listed twice", "list each catalog once")
+        return values
+
+    @field_validator("source_groups")
+    @classmethod
+    def _groups(cls, values: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        return check_groups(values)
 
     @field_validator("custom_dns_ips", "ibm_public_gateway_ips")
     @classmethod
@@ -420,7 +455,19 @@ class Profile(BaseModel):
 
     # -- derived values -------------------------------------------------------------------------
     def role_sources(self, role: str) -> tuple[str, ...]:
+        """The source CIDRs of a role or of a source group."""
+        if role in self.source_groups:
+            return self.source_groups[role]
         return getattr(self, attribute_for_key(ROLE_SOURCE_KEYS[role]))
+
+    def enforced(self, roles: Iterable[str]) -> tuple[str, ...]:
+        """What a target enforces: the roles its setting lists (azureRoles, awsRoles, egressProxyRoles), and every source group."""
+        return (*roles, *sorted(self.source_groups))
+
+    @staticmethod
+    def source_setting(role: str) -> str:
+        """The stack key that holds a role's or group's sources, for error messages."""
+        return ROLE_SOURCE_KEYS.get(role) or f"sourceGroups.{role}"
 
     @property
     def stack(self) -> str:
@@ -518,6 +565,8 @@ def config_keys() -> dict[str, dict[str, Any]]:
     """Key -> Pulumi project config declaration (type, description, items), from the model and SECRET_KEYS."""
     declarations: dict[str, dict[str, Any]] = {key: {"type": "string", "secret": True, "description": text} for key, text in SECRET_KEYS.items()}
     for name, field in Profile.model_fields.items():
+        if _structured(field):
+            continue
         annotation = str(field.annotation)
         if "tuple" in annotation:
             item = "integer" if "tuple[int" in annotation else "string"
@@ -533,6 +582,22 @@ def config_keys() -> dict[str, dict[str, Any]]:
     return declarations
 
 
+def _structured(field: Any) -> bool:
+    return bool((field.json_schema_extra or {}).get("structured"))
+
+
+def structured_keys() -> dict[str, dict[str, Any]]:
+    """Settings that hold objects: Pulumi.yaml cannot declare them (its types are string, integer, boolean and arrays of
+    them), so the CLI passes them on unchecked, as JSON text, and they are checked here (egress/own_settings.py)."""
+    return {field.alias: {"type": "object", "description": field.description}
+            for field in Profile.model_fields.values() if _structured(field)}
+
+
+def declared_settings() -> dict[str, dict[str, Any]]:
+    """Every setting of ours: Pulumi.yaml's declarations and the structured settings."""
+    return {**config_keys(), **structured_keys()}
+
+
 def attribute_for_key(key: str) -> str:
     """The Profile attribute behind a stack key (``nodeSources`` -> ``node_sources``)."""
     for name, field in Profile.model_fields.items():
@@ -543,7 +608,7 @@ def attribute_for_key(key: str) -> str:
 
 def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str, lines: Optional[Mapping[str, int]] = None) -> Profile:
     """Build a Profile from ``{key: value}`` (keys without the project namespace). Errors name the file (and line)."""
-    known = config_keys()
+    known = declared_settings()
     secrets = {key for key in values if key in SECRET_KEYS}
     values = {key: value for key, value in values.items() if key not in SECRET_KEYS}
     for key, value in values.items():
@@ -556,6 +621,8 @@ def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str,
         error = exc.errors()[0]
         key = str(error["loc"][0]) if error["loc"] else "?"
         value = values.get(key, error.get("input"))
+        if key in structured_keys():
+            raise _structured_error(file, stack, key, error, lines) from None
         ctx_error = (error.get("ctx") or {}).get("error")
         if isinstance(ctx_error, AddressError):
             problem, fix = ctx_error.problem, ctx_error.fix
@@ -569,6 +636,38 @@ def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str,
     profile._stack = stack
     profile._secrets = frozenset(secrets)
     return profile
+
+
+def _structured_error(file: str | Path, stack: str, key: str, error: dict[str, Any], lines: Optional[Mapping[str, int]]) -> ProfileError:
+    """One error inside an object setting, naming the item and field (entries[0].owner) and its line."""
+    path = key + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"][1:])
+    path = path.replace(".[", "[")
+    ctx_error = (error.get("ctx") or {}).get("error")
+    if isinstance(ctx_error, AddressError):
+        problem, fix = ctx_error.problem, ctx_error.fix
+    elif error["type"] == "missing":
+        problem, fix = "required field is missing", f"add '{path.rsplit('.', 1)[-1]}'"
+    elif error["type"] == "extra_forbidden":
+        allowed = ", ".join(sorted(StackEntry.model_fields)) if key == "entries" else "see the setting's description in README.md"
+        problem, fix = "unknown field", f"remove it or use one of: {allowed}"
+    elif error["type"] == "literal_error":
+        problem, fix = "not an allowed value", f"use one of {error['ctx']['expected']}"
+    elif error["type"] == "string_pattern_mismatch":
+        problem, fix = "not a valid name", "use lower-case letters, digits and inner '-' (a stable slug)"
+    else:
+        problem, fix = error["msg"], f"correct the value (egress-matrix:{key}: {structured_keys()[key]['description']})"
+    line = _deepest_line(lines or {}, path)
+    where = f"stack '{stack}', line {line}" if line else f"stack '{stack}'"
+    return ProfileError(file, where, f"config.{PROJECT}:{path}", error.get("input"), problem, fix)
+
+
+def _deepest_line(lines: Mapping[str, int], path: str) -> Optional[int]:
+    while path:
+        if path in lines:
+            return lines[path]
+        cut = max(path.rfind("."), path.rfind("["))
+        path = path[:cut] if cut > 0 else ""
+    return None
 
 
 def _fix_for(key: str, error: dict[str, Any]) -> str:
@@ -586,7 +685,7 @@ def _fix_for(key: str, error: dict[str, Any]) -> str:
 def load_profile(stack_file: Path, stack: str) -> Profile:
     """Read ``stacks/Pulumi.<stack>.yaml`` strictly (egress/stack_file.py) and return its validated Profile: the text
     the CLI would hand the program, read by the program's rules."""
-    parsed = read_stack_file(stack_file, stack, project=PROJECT, declared=config_keys())
+    parsed = read_stack_file(stack_file, stack, project=PROJECT, declared=declared_settings())
     return _profile_from_text(parsed.settings.get, stack_file, stack, parsed.secret_settings, parsed.lines)
 
 
@@ -596,7 +695,7 @@ def profile_from_pulumi_config(get_raw: Any, stack: str, keys: Optional[Iterable
     where = f"Pulumi config of stack '{stack}'"
     for full_key in keys or ():
         try:
-            check_key(full_key, PROJECT, config_keys())
+            check_key(full_key, PROJECT, declared_settings())
         except SettingProblem as exc:
             raise ProfileError(where, f"stack '{stack}'", f"config.{full_key}", "(not shown)", exc.problem, exc.fix) from None
     secrets = {key for key in SECRET_KEYS if get_raw(key) is not None}  # the program reads their values with get_secret
@@ -606,7 +705,7 @@ def profile_from_pulumi_config(get_raw: Any, stack: str, keys: Optional[Iterable
 def _profile_from_text(get_raw: Any, file: str | Path, stack: str, secrets: Iterable[str], lines: Optional[Mapping[str, int]] = None) -> Profile:
     """The Profile from each setting's text as the CLI hands it to a program (stack_rules.parse_setting)."""
     values: dict[str, Any] = {}
-    for key, decl in config_keys().items():
+    for key, decl in declared_settings().items():
         raw = get_raw(key)
         if raw is None:
             continue

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .catalog import load_catalog
+from .catalog.own import stack_catalog
 from .errors import ProjectError
 from .models import Catalog, Requirement
 from .profile import Profile, load_profile
@@ -39,9 +40,13 @@ class Project:
             raise ProjectError(f"{path}: stack '{stack}' not found. Fix: use one of: {known}, or create {path.name} in {self.stacks_dir}")
         return load_profile(path, stack)
 
+    def stack_catalog(self, stack: str, profile: Profile) -> Catalog:
+        """The vendor matrix plus the stack's own catalogs (egress/catalog/own.py)."""
+        return stack_catalog(self.catalog(), profile, self.root, self.stack_file(stack), stack)
+
     def requirements(self, stack: str) -> tuple[Catalog, Profile, tuple[Requirement, ...]]:
-        catalog = self.catalog()
         profile = self.profile(stack)
+        catalog = self.stack_catalog(stack, profile)
         return catalog, profile, resolve(catalog, profile, self.stack_file(stack), stack)
 
 

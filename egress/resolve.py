@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional
 
 from .addresses import NARROWNESS, AddressError, classify, normalize_ports, parse_destination, parse_port, parse_url
 from .aws_regions import known_regions
 from .errors import ProfileError, ResolveError
-from .models import LEVELS, ROLES, Catalog, Conditions, Entry, Requirement, ResolvedAlternative
+from .models import LEVELS, ROLES, ApprovalRef, Catalog, Conditions, Entry, Requirement, ResolvedAlternative
 from .gcpause import paused_gc
 from .placeholders import PLACEHOLDERS, names_in, substitute
 from .profile import PROJECT, Profile
@@ -72,7 +72,7 @@ def _check_aws(profile: Profile, fail) -> None:
 def applies(entry: Entry, profile: Profile) -> bool:
     """Does ``entry`` apply to the stack (platform, level, variant, feature and every condition)?"""
     return all((
-        entry.platform in profile.platforms,
+        entry.catalog is not None or entry.platform in profile.platforms,  # an own catalog applies by being listed
         entry.level in profile.levels,
         entry.variant is None or entry.variant == profile.cloud,
         entry.feature is None or entry.feature in profile.features,
@@ -168,7 +168,7 @@ def _condition_settings(when: Conditions) -> str:
                      for name, value in when.model_dump(exclude_none=True, exclude_defaults=True).items())
 
 
-def _requirements_for(entry: Entry, profile: Profile, values: dict[str, tuple[str, ...]], citation: tuple[str, str]) -> list[Requirement]:
+def _requirements_for(entry: Entry, profile: Profile, values: dict[str, tuple[str, ...]], citation: Optional[tuple[str, str]]) -> list[Requirement]:
     options, missing = _options(entry, profile, values)
     if not options:
         raise ResolveError(f"entry '{entry.id}' ({entry.platform}) applies to this stack but its destination cannot be resolved: "
@@ -184,13 +184,15 @@ def _requirements_for(entry: Entry, profile: Profile, values: dict[str, tuple[st
     documented = f"documented as {', '.join(d.destination for d in entry.documented_as)}: " if entry.documented_as else ""
     deviations = (f"{entry.id}: {documented}{entry.differs_because}",) if entry.differs_because else ()
     retires = entry.retires.date if entry.retires else None
+    approvals = (ApprovalRef(entry_id=entry.id, owner=entry.approval.owner, reference=entry.approval.reference,
+                             expires=entry.approval.expires),) if entry.approval else ()
     return [
         Requirement(
             # A list placeholder may mix host names and addresses (vsphereEndpoints): each destination keeps its own kind.
             role=entry.role, destination=destination, kind=classify(destination) if chosen.kind in ("ip", "cidr", "fqdn") else chosen.kind, protocol=chosen.protocol, ports=chosen.ports,
-            level=entry.level, purposes=(entry.purpose,), entry_ids=(entry.id,), citations=(citation,),
+            level=entry.level, purposes=(entry.purpose,), entry_ids=(entry.id,), citations=(citation,) if citation else (),
             platforms=(entry.platform,), paths=paths, images=entry.images, alternatives=alternatives, chosen=note,
-            sources=profile.role_sources(entry.role), deviations=deviations, retires=retires,
+            sources=profile.role_sources(entry.role), deviations=deviations, retires=retires, approvals=approvals,
         )
         for destination in chosen.destinations
     ]
@@ -221,6 +223,7 @@ def _expand(requirement: Requirement, entry: Entry, catalog: Catalog, profile: P
                     level=requirement.level, purposes=(implied.purpose,), entry_ids=(entry.id,),
                     citations=((source.doc, implied.citation.section),), platforms=requirement.platforms,
                     via=(f"{expansion.host} (for {entry.id})",), sources=requirement.sources, retires=requirement.retires,
+                    approvals=requirement.approvals,
                 ))
     return out
 
@@ -241,6 +244,7 @@ def _merge(group: list[Requirement]) -> Requirement:
         # A requirement retires only when every reason for it does, on the last of their dates.
         "retires": None if any(r.retires is None for r in group) else max(r.retires for r in group),
         "citations": tuple(sorted({c for r in group for c in r.citations})),
+        "approvals": tuple(sorted({a for r in group for a in r.approvals}, key=lambda a: a.entry_id)),
         "chosen": next((r.chosen for r in group if r.chosen), None),
         "alternatives": next((r.alternatives for r in group if r.alternatives), ()),
     })
@@ -259,7 +263,7 @@ def _resolve(catalog: Catalog, profile: Profile, file: str | Path, stack: str) -
     for entry in sorted(catalog.entries, key=lambda e: e.id):
         if not applies(entry, profile):
             continue
-        citation = (catalog.sources[entry.citation.source].doc, entry.citation.section)
+        citation = (catalog.sources[entry.citation.source].doc, entry.citation.section) if entry.citation else None
         try:
             resolved = _requirements_for(entry, profile, values, citation)
         except ResolveError as exc:
@@ -272,4 +276,9 @@ def _resolve(catalog: Catalog, profile: Profile, file: str | Path, stack: str) -
     for requirement in raw:
         groups.setdefault(requirement.key, []).append(requirement)
     merged = [_merge(sorted(group, key=lambda r: r.entry_ids)) for group in groups.values()]
-    return tuple(sorted(merged, key=lambda r: (ROLES.index(r.role), r.destination, r.protocol, r.ports)))
+    return tuple(sorted(merged, key=lambda r: (*source_order(r.role), r.destination, r.protocol, r.ports)))
+
+
+def source_order(role: str) -> tuple[int, str]:
+    """Roles in their fixed order, then source groups by name."""
+    return (ROLES.index(role), "") if role in ROLES else (len(ROLES), role)

@@ -126,6 +126,8 @@ class _Reader:
                 raise self.fail(exc.node.line, f"config.{full}", _shown(exc.node), exc.problem, exc.fix) from None
             except SettingProblem as exc:
                 raise self.fail(key.line, f"config.{full}", _shown(node), exc.problem, exc.fix) from None
+            if self.declared[name]["type"] == "object":
+                lines.update(_item_lines(node, name))
         return StackFile(self.path, self.stack, values, settings, frozenset(secrets), lines)
 
     def _value(self, full: str, node: Node) -> Any:
@@ -146,12 +148,50 @@ class _Reader:
 
     def _setting(self, node: Node, decl: Mapping[str, Any]) -> str:
         kind = decl["type"]
+        if kind == "object":
+            if not isinstance(node, (Seq, Map)):
+                raise _NodeProblem(node, "not a list or mapping", "write it as YAML under the key, e.g. a list of mappings")
+            return json.dumps(_structured(node), separators=(",", ":"), sort_keys=True, ensure_ascii=False)
         if kind == "array":
             if not isinstance(node, Seq):
                 raise _NodeProblem(node, "not a list", "write a YAML list, e.g. [a, b]")
             item_kind = decl.get("items", {}).get("type", "string")
             return json.dumps([_item(item, item_kind, in_list=True) for item in node.items], separators=(",", ":"), ensure_ascii=False)
         return str(_item(node, kind)) if kind != "boolean" else _boolean(node)
+
+
+def _structured(node: Node) -> Any:
+    """An object setting as JSON holds it (what the CLI hands the program). Inside it, a scalar is text, a whole number
+    or true/false: what YAML 1.1 and 1.2 readers would read differently (a date, 'yes', '010') must be quoted."""
+    if isinstance(node, Seq):
+        return [_structured(item) for item in node.items]
+    if isinstance(node, Map):
+        out: dict[str, Any] = {}
+        for key, value in node.entries:
+            if not isinstance(key.value, str) or isinstance(key.value, Timestamp):
+                raise _NodeProblem(key, "a key that is not text", f'quote it: "{key.text}"')
+            out[key.value] = _structured(value)
+        return out
+    if node.plain and node.value is None:
+        raise _NodeProblem(node, "no value", "give a value or remove the field")
+    if node.plain and isinstance(node.value, bool) and node.yaml11 == "bool":
+        return node.value
+    if node.plain and type(node.value) is int and DECIMAL.fullmatch(node.text) and node.yaml11 == "int":
+        return node.value
+    return _item(node, "string")
+
+
+def _item_lines(node: Node, path: str) -> dict[str, int]:
+    """The line of every item and field inside an object setting (entries[0].owner -> 12), for error messages."""
+    lines = {path: node.line}
+    if isinstance(node, Seq):
+        for index, item in enumerate(node.items):
+            lines.update(_item_lines(item, f"{path}[{index}]"))
+    elif isinstance(node, Map):
+        for key, value in node.entries:
+            lines.update(_item_lines(value, f"{path}.{key.text}"))
+            lines[f"{path}.{key.text}"] = key.line
+    return lines
 
 
 class _NodeProblem(Exception):

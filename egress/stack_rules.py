@@ -84,6 +84,11 @@ def parse_setting(raw: Any, declaration: Mapping[str, Any]) -> Any:
             if item_kind == "string" and not isinstance(item, str):
                 raise SettingProblem(f"item {index} ({json.dumps(item)}) is not text", f"quote it: '{json.dumps(item)}'")
         return items
+    if kind == "object":  # a structured setting: JSON text (checked by the Profile's models)
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise SettingProblem("not a list or mapping", "write it as YAML under the key (or pulumi config set --path)") from None
     return raw
 
 

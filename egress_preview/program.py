@@ -26,7 +26,7 @@ from pulumi.runtime import rpc, settings
 from egress.deployed import UNKNOWN, DeployedResource
 from egress.errors import EgressError
 from egress.gcpause import paused_gc
-from egress.profile import PROJECT, config_keys
+from egress.profile import PROJECT, declared_settings
 from egress.stack_file import read_stack_file
 
 from .provider_shapes import preview_state
@@ -186,7 +186,7 @@ def stack_config(stack_file: Path) -> tuple[dict[str, str], list[str]]:
     """The stack file as the CLI hands it to a program (values as text) and the keys that are secrets, read by the one
     strict reader (egress/stack_file.py): a file the tools refuse never reaches the program."""
     stack = stack_file.name[len("Pulumi."):-len(".yaml")]
-    return read_stack_file(stack_file, stack, project=PROJECT, declared=config_keys()).cli_config(SECRET_STAND_IN)
+    return read_stack_file(stack_file, stack, project=PROJECT, declared=declared_settings()).cli_config(SECRET_STAND_IN)
 
 
 @contextlib.contextmanager

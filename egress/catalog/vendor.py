@@ -129,14 +129,18 @@ class Collector:
             if not isinstance(raw, dict):
                 raise CatalogError(path, f"entries[{index}]", "(entry)", raw, "an entry is a mapping", "write 'id: ...' and the other fields")
             label = f"entry '{raw.get('id')}'" if raw.get("id") else f"entries[{index}]"
-            where = _where(raw, label)
-            merged = _with_default_ports({**defaults, **raw, "platform": platform})
-            entry = self._entry(merged, path, where, platform)
-            if entry.id in self.entry_files:
-                other, _ = self.entry_files[entry.id]
-                raise CatalogError(path, where, "id", entry.id, f"duplicate id (also in {other})", "give every entry a unique id")
-            self.entry_files[entry.id] = (path, where)
-            self.entries.append((self._check_entry(entry, path, where), path, where))
+            self.add_entry(_with_default_ports({**defaults, **raw}), path, _where(raw, label), platform)
+
+    def add_entry(self, raw: dict[str, Any], path: Path, where: str, platform: str) -> None:
+        """Validate one entry of ``platform`` (a vendor platform, an own catalog, or the stack's own 'stack' catalog)."""
+        if platform not in self.platforms:
+            self.platforms[platform] = (platform, path)
+        entry = self._entry({**raw, "platform": platform}, path, where, platform)
+        if entry.id in self.entry_files:
+            other, _ = self.entry_files[entry.id]
+            raise CatalogError(path, where, "id", entry.id, f"duplicate id (also in {other})", "give every entry a unique id")
+        self.entry_files[entry.id] = (path, where)
+        self.entries.append((self._check_entry(entry, path, where), path, where))
 
     def _entry(self, merged: dict[str, Any], path: Path, where: str, platform: str) -> Entry:
         """Validate one entry: a vendor entry cites a document; an own entry is approved and namespaced by its catalog."""

@@ -19,13 +19,14 @@ from pulumi_policy import ResourceValidationArgs, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
 from egress.catalog import load_catalog
+from egress.catalog.own import stack_catalog
 from collections.abc import Mapping, Sequence
 
 from egress.deployed import UNKNOWN, DeployedResource
 from egress.errors import EgressError
 from egress.redact import redact as redact_text
 from egress.models import Catalog, Requirement
-from egress.profile import PROJECT, SECRET_KEYS, Profile, config_keys, profile_from_pulumi_config
+from egress.profile import PROJECT, SECRET_KEYS, Profile, declared_settings, profile_from_pulumi_config
 from egress.project import find_project
 from egress.resolve import resolve
 from egress.targets import TARGETS, Verdict
@@ -66,8 +67,10 @@ def _catalog(matrix_dir: Path) -> Catalog:
 @lru_cache(maxsize=8)
 def _context(stack: str, config: tuple[tuple[str, Optional[str]], ...]) -> StackContext:
     values = dict(config)
-    catalog = _catalog(_matrix_dir())
+    matrix_dir = _matrix_dir()
     profile = profile_from_pulumi_config(values.get, stack).with_secrets(k for k in SECRET_KEYS if values.get(k) is not None)
+    # own catalogs' paths are relative to the project root: the matrix's parent
+    catalog = stack_catalog(_catalog(matrix_dir), profile, matrix_dir.parent, f"Pulumi config of stack '{stack}'", stack)
     requirements = tuple(resolve(catalog, profile, f"Pulumi config of stack '{stack}'", stack))
     return StackContext(stack=stack, catalog=catalog, profile=profile, requirements=requirements, key=(stack, config))
 
@@ -76,7 +79,7 @@ def stack_context() -> StackContext:
     """The stack's profile and requirements (cached per stack and config). A config the program itself would refuse
     raises EgressError: the program stops before registering anything, so there is nothing for a pack to judge."""
     config = pulumi.Config(PROJECT)
-    keys = sorted(set(config_keys()) | set(SECRET_KEYS))
+    keys = sorted(set(declared_settings()) | set(SECRET_KEYS))
     return _context(pulumi.get_stack(), tuple((key, config.get(key)) for key in keys))
 
 

@@ -1,0 +1,148 @@
+"""A stack's own catalogs, added to the vendor matrix: its entries, its registries, and the catalogs it lists.
+
+The catalogs a stack lists (``egress-matrix:catalogs``) are files or folders in the vendor matrix's own schema (platform
+and sources files), or catalogs an installed package ships (an entry point in group ``egress_matrix.catalogs``). Each
+is validated like the vendor matrix, with an approval (owner, reference, optional expiry) in place of a citation, and
+its entry ids are namespaced by the catalog (``payments/stripe-api``) so none can shadow a vendor entry. An entry past
+its expiry stops resolving; one that expires within ``EXPIRY_WARNING_DAYS`` is reported ahead of the date.
+"""
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import importlib.resources
+import os
+import types
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import CatalogError, ProfileError
+from ..gcpause import paused_gc
+from ..models import DEFAULT_PORTS, ROLES, Catalog, Entry
+from ..own_settings import parse_catalog_ref
+from ..profile import PROJECT, Profile
+from .vendor import Collector
+from .yaml_lines import read_yaml
+
+ENTRY_POINT_GROUP = "egress_matrix.catalogs"
+EXPIRY_WARNING_DAYS = 30
+# The stack's own catalogs come first, always in this order, so a listed catalog's Azure band never moves when the stack
+# gains its first entry or registry.
+STACK_CATALOGS = ("stack", "registries")
+
+
+def today() -> datetime.date:
+    """The date expiries are judged on: EGRESS_TODAY (YYYY-MM-DD) when set (tests, a reproducible CI run), else today."""
+    text = os.environ.get("EGRESS_TODAY")
+    if text:
+        try:
+            return datetime.date.fromisoformat(text)
+        except ValueError:
+            raise ProfileError("EGRESS_TODAY", "", "EGRESS_TODAY", text, "not a date", "write YYYY-MM-DD or unset it") from None
+    return datetime.date.today()
+
+
+def stack_catalog(vendor: Catalog, profile: Profile, root: Path, stack_file: str | Path = "stack", stack: str = "",
+                  on: Optional[datetime.date] = None) -> Catalog:
+    """The vendor catalog plus the stack's own catalogs, with expired own entries left out (``Catalog.expired``)."""
+    with paused_gc():
+        collector = Collector(base=vendor)
+        collector.own.extend(STACK_CATALOGS)
+        _add_stack_entries(collector, profile, stack_file, stack)
+        for ref in profile.catalogs:
+            for path in _catalog_files(ref, root, stack_file, stack):
+                collector.add(path, read_yaml(path))
+        catalog = collector.finish()
+        _check_sources(catalog, vendor, profile, stack_file, stack)
+        return _without_expired(catalog, on or today())
+
+
+def _add_stack_entries(collector: Collector, profile: Profile, stack_file: str | Path, stack: str) -> None:
+    for index, item in enumerate(profile.entries):
+        field = f"config.{PROJECT}:entries[{index}]"
+        raw: dict[str, Any] = {
+            "id": item.id, "destination": item.destination, "protocol": item.protocol, "role": item.role, "level": item.level,
+            "purpose": item.purpose, "approval": {"owner": item.owner, "reference": item.reference, "expires": item.expires},
+            "when": item.when, "alternatives": item.alternatives,
+        }
+        raw["ports"] = item.ports or ((DEFAULT_PORTS[item.protocol],) if item.protocol in DEFAULT_PORTS else ())
+        raw.update({key: value for key, value in (("feature", item.feature), ("broad", item.broad), ("note", item.note)) if value is not None})
+        try:
+            collector.add_entry(raw, Path(str(stack_file)), f"stack '{stack}', entries[{index}] '{item.id}'", "stack")
+        except CatalogError as exc:
+            raise ProfileError(exc.file, exc.where, f"{field}.{exc.field}", exc.value, exc.problem, exc.fix) from None
+
+
+def _catalog_files(text: str, root: Path, stack_file: str | Path, stack: str) -> list[Path]:
+    ref = parse_catalog_ref(text)
+
+    def fail(problem: str, fix: str) -> ProfileError:
+        return ProfileError(stack_file, f"stack '{stack}'", f"config.{PROJECT}:catalogs", text, problem, fix)
+
+    if ref.kind == "package":
+        path = _package_catalog(ref.value, fail)
+    else:
+        path = root / ref.value
+        if not path.exists():
+            raise fail(f"no such file or folder under the project root {root}", "create it, or correct the path (relative to the folder of Pulumi.yaml)")
+    if path.is_file():
+        return [path]
+    files = sorted(p for p in path.rglob("*.yaml") if p.is_file())
+    if not files:
+        raise fail(f"{path} holds no .yaml catalog files", "add platform files (schema: 1, kind: platform) to it, or remove the entry")
+    return files
+
+
+def _package_catalog(name: str, fail) -> Path:
+    found = [ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
+    if not found:
+        known = sorted({ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)})
+        raise fail(f"no installed package provides catalog '{name}' (entry point group {ENTRY_POINT_GROUP})",
+                   f"install the package into the project's virtualenv, or use one of: {', '.join(known) or '(none installed)'}")
+    entry_point = found[0]
+    try:
+        value = entry_point.load()
+        if callable(value):
+            value = value()
+        if isinstance(value, types.ModuleType):
+            value = importlib.resources.files(value)
+        path = Path(str(value))
+    except Exception as exc:  # a third-party package's import: any failure is its defect, reported as one clear error
+        raise fail(f"entry point {entry_point.value} of package {entry_point.dist.name if entry_point.dist else '?'} fails to load: "
+                   f"{type(exc).__name__}: {exc}", "fix or reinstall the package") from None
+    if not path.exists():
+        raise fail(f"entry point {entry_point.value} names {path}, which does not exist",
+                   "the entry point must name a catalog file or folder (a path, a callable returning one, or a package holding the files)")
+    return path
+
+
+def _check_sources(catalog: Catalog, vendor: Catalog, profile: Profile, stack_file: str | Path, stack: str) -> None:
+    """Every own entry's role is a role or one of the stack's source groups."""
+    vendor_ids = {e.id for e in vendor.entries}
+    for entry in catalog.entries:
+        if entry.id in vendor_ids or entry.role in ROLES or entry.role in profile.source_groups:
+            continue
+        groups = ", ".join(sorted(profile.source_groups)) or "(none)"
+        raise ProfileError(stack_file, f"stack '{stack}'", f"entry {entry.id} role", entry.role,
+                           f"neither a role nor a source group of this stack (groups: {groups})",
+                           f"add it to egress-matrix:sourceGroups with its CIDRs (e.g. {entry.role}: [10.0.0.0/24]), or use a role: {', '.join(ROLES)}")
+
+
+def _without_expired(catalog: Catalog, on: datetime.date) -> Catalog:
+    expired = tuple(e.id for e in catalog.entries if e.approval and e.approval.expires and e.approval.expires <= on)
+    if not expired:
+        return catalog
+    return catalog.model_copy(update={"entries": tuple(e for e in catalog.entries if e.id not in expired), "expired": expired})
+
+
+def expiry_notices(catalog: Catalog, on: Optional[datetime.date] = None) -> list[str]:
+    """Warnings for own entries that expired (no longer resolved) or expire within EXPIRY_WARNING_DAYS."""
+    on = on or today()
+    notices = [f"own entry {entry_id} has expired and is no longer allowed: renew its approval (a new 'expires') or remove it"
+               for entry_id in catalog.expired]
+    for entry in catalog.entries:
+        expires = entry.approval.expires if entry.approval else None
+        if expires and (expires - on).days <= EXPIRY_WARNING_DAYS:
+            notices.append(f"own entry {entry.id} expires on {expires.isoformat()} ({(expires - on).days} days; "
+                           f"{entry.approval.describe()}): after that it is no longer allowed; renew the approval or remove it")
+    return notices
