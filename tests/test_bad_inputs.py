@@ -17,6 +17,7 @@ def test_corpus_is_large_enough():
 @pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
 def test_bad_input(case, project_copy, run_cli):
     for relative, content in case.get("files", {}).items():  # extra input files, e.g. a JSON file an option names
+        (project_copy / relative).parent.mkdir(parents=True, exist_ok=True)  # e.g. an own catalog's folder
         (project_copy / relative).write_text(content)
     if "replace" in case:
         target = project_copy / case["file"]
