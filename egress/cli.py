@@ -51,6 +51,14 @@ def _project(project: Optional[Path]) -> Project:
     return open_project(project) if project else find_project()
 
 
+def _warn_expiry(catalog) -> None:
+    """Own entries that expired or expire soon: on stderr, so the output stays the same and the warning is seen."""
+    from .catalog.own import expiry_notices
+
+    for notice in expiry_notices(catalog):
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]warning[/yellow]: {escape(notice)}")
+
+
 def _out(text: str) -> None:
     sys.stdout.write(redact(text))  # explain, diff, exports: whatever they quote, no credentials or private key
 
@@ -63,6 +71,7 @@ def matrix_command(
 ) -> None:
     """Show the stack's resolved requirements: role, destination, protocol, ports, level, purpose, citation."""
     catalog, profile, reqs = _project(project).requirements(stack)
+    _warn_expiry(catalog)
     extras = {}
     if "openshift" in profile.platforms and profile.openshift_platform:
         # What OpenShift will bypass the proxy for (status.noProxy), so a firewall team sees the whole picture.
@@ -107,6 +116,7 @@ def render_command(
     each rule group's CreateRuleGroup body, the firewall policy, the rules the engine runs and the security groups."""
     proj = _project(project)
     catalog, profile, reqs = proj.requirements(stack)
+    _warn_expiry(catalog)
     names = list(profile.targets) if target.value == "all" else [target.value]
     if not names:
         raise EgressError(f"{proj.stack_file(stack)}: stack '{stack}' lists no targets (egress-matrix:targets). "
@@ -170,6 +180,7 @@ def preview_command(
     else:
         result = preview(proj, stack, config, phase=phase.value, prior=prior)
     written = write(result, out, proj.root)
+    _warn_expiry(proj.requirements(stack)[0])
     for note in written.kept:
         err.print(escape(note))
     console = Console(width=None if sys.stdout.isatty() else 200, highlight=False, soft_wrap=True)
@@ -256,6 +267,7 @@ def explain_command(
                           "or egress explain --rule aks-core-https")
     proj = _project(project)
     catalog, profile, reqs = proj.requirements(stack)
+    _warn_expiry(catalog)
     target, port = parse_destination_arg(destination) if destination is not None else ("", None)  # the user's, not the file's
     resources = load_deployed(deployed, stack) if deployed is not None else []
     with blamed_on(deployed, profile.targets, resources, catalog) if deployed is not None else nullcontext():  # an edited file
