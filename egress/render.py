@@ -8,7 +8,7 @@ from typing import Any, Iterable
 
 from .addresses import format_ports
 from .catalog import export_entry
-from .models import Catalog, Requirement
+from .models import ApprovalRef, Catalog, Requirement
 
 COLUMNS = ("role", "destination", "kind", "protocol", "ports", "level", "purpose", "citation", "choice")
 
@@ -22,9 +22,15 @@ def requirement_row(req: Requirement) -> dict[str, str]:
         "ports": format_ports(req.ports),
         "level": req.level,
         "purpose": "; ".join(req.purposes),
-        "citation": "; ".join(f"{doc} § {section}" for doc, section in req.citations),
+        # an own entry cites its approval in place of (or besides) a vendor document
+        "citation": "; ".join([*(f"{doc} § {section}" for doc, section in req.citations), *(_approval_text(a) for a in req.approvals)]),
         "choice": req.chosen or "",  # which alternative was picked, and what else would do
     }
+
+
+def _approval_text(approval: ApprovalRef) -> str:
+    expires = f", expires {approval.expires.isoformat()}" if approval.expires else ""
+    return f"{approval.entry_id} approved by {approval.owner} ({approval.reference}{expires})"
 
 
 def requirement_json(req: Requirement) -> dict[str, Any]:
@@ -59,6 +65,9 @@ def requirement_json(req: Requirement) -> dict[str, Any]:
         data["differsFromDocument"] = list(req.deviations)
     if req.retires:
         data["retires"] = req.retires.isoformat()
+    if req.approvals:
+        data["approvals"] = [{"entry": a.entry_id, "owner": a.owner, "reference": a.reference,
+                              **({"expires": a.expires.isoformat()} if a.expires else {})} for a in req.approvals]
     return data
 
 

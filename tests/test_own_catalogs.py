@@ -145,3 +145,11 @@ def test_commands_warn_on_stderr_and_keep_their_output(own_project, run_cli):
     message = " ".join(err.split())
     assert "warning: own entry payments/stripe-old has expired" in message
     assert "warning: own entry payments/stripe-files expires on 2027-01-31 (21 days;" in message
+
+
+def test_outputs_cite_the_approval_of_an_own_entry(own_project, run_cli):
+    code, out, _ = run_cli("matrix", "--stack", "own", "--format", "json", "--project", str(own_project.root))
+    stripe = next(r for r in json.loads(out)["requirements"] if r["destination"] == "api.stripe.com")
+    assert (stripe["citations"], stripe["approvals"]) == ([], [{"entry": "payments/stripe-api", "owner": "team-payments", "reference": "PAY-101"}])
+    code, out, _ = run_cli("matrix", "--stack", "own", "--format", "csv", "--project", str(own_project.root))
+    assert "payments,api.stripe.com,fqdn,https,443,required,Charges and refunds,payments/stripe-api approved by team-payments (PAY-101)," in out
