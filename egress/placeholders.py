@@ -81,6 +81,8 @@ PLACEHOLDERS: dict[str, Placeholder] = {
                     "registry.example.com", lambda p, c: _one(p.offline_registry_host)),
         Placeholder("offline_registry_port", "port", "offlineRegistry", "port of the private registry mirror", "5000",
                     lambda p, c: _one(p.offline_registry_port)),
+        Placeholder("datadog_site", "host", "datadogSite", "the Datadog site the Agent sends to (its site parameter)", "datadoghq.eu",
+                    lambda p, c: _one(p.datadog_site)),
     )
 }
 
