@@ -69,6 +69,8 @@ class Conditions(Strict):
     aws_regions: Optional[tuple[str, ...]] = None  # the stack's awsRegion is one of these
     not_clouds: Optional[tuple[CloudVariant, ...]] = None  # the stack's Azure cloud (if any) is none of these
     pods_use_api_server_fqdn: Optional[bool] = None  # pods carry kubernetes.azure.com/set-kube-service-host-fqdn (AKS)
+    not_features: tuple[str, ...] = ()  # none of these features is enabled (e.g. an add-on that brings its own images)
+    datadog_sites: Optional[tuple[str, ...]] = None  # the stack's datadogSite is one of these
 
     def describe(self) -> list[str]:
         parts: list[str] = []
@@ -88,6 +90,10 @@ class Conditions(Strict):
             parts.append("aws-region in " + "/".join(self.aws_regions))
         if self.not_clouds:
             parts.append("cloud not " + "/".join(self.not_clouds))
+        for feature in self.not_features:
+            parts.append(f"feature {feature} off")
+        if self.datadog_sites:
+            parts.append("datadog-site in " + "/".join(self.datadog_sites))
         if self.pods_use_api_server_fqdn is not None:
             parts.append(f"pods-use-api-server-fqdn={'yes' if self.pods_use_api_server_fqdn else 'no'}")
         return parts
@@ -239,6 +245,8 @@ class Catalog(Strict):
     azure_bands: dict[str, int] = {}  # vendor platform -> its Azure priority band (from its file)
     own: tuple[str, ...] = ()  # the stack's own catalogs, in the order their Azure bands follow the vendor bands
     expired: tuple[str, ...] = ()  # own entries left out because their approval expired
+    origins: dict[str, str] = {}  # own entry id -> where it is written ("teams/payments.yaml: entry 'stripe-api' (line 12)")
+    registry_kinds: Optional["RegistryKinds"] = None  # what a pull from each kind of private registry touches (matrix/registry-kinds.yaml)
 
     def entry(self, entry_id: str) -> Entry:
         for entry in self.entries:
@@ -302,3 +310,8 @@ class Requirement(Strict):
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.role, self.destination, self.protocol, format_ports(self.ports))
+
+
+from .registry_kinds import RegistryKinds  # noqa: E402  (it builds on the models above)
+
+Catalog.model_rebuild()

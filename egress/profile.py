@@ -10,14 +10,16 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import InitErrorDetails
 
 from .addresses import AddressError, check_ascii, parse_cidr, parse_domain, parse_fqdn, parse_hostname, parse_ip, parse_no_proxy_entry
 from .errors import ProfileError
 from .pem import check_certificates_only
 from .redact import refuse_credentials
 from .models import AzureCloudName, CloudVariant, Level, NodeOs, OpenShiftPlatform, Role
-from .own_settings import StackEntry, check_groups, parse_catalog_ref
+from .own_settings import GROUP_NAME, StackEntry, check_groups, parse_catalog_ref
+from .registry_spec import ContainerRegistry, check_registry_list
 from .stack_file import read_stack_file
 from .stack_rules import SettingProblem, check_key, parse_setting
 
@@ -116,9 +118,11 @@ class Profile(BaseModel):
         description="A planned migration only: firewall resources (policies, rule collection groups, rule groups, security groups, the "
                     "proxy and API-server Services) are registered without protect, so pulumi up may replace or delete them, and egress "
                     "diff reports such changes without failing. Remove it once the migration is applied.")
-    aws_roles: tuple[Role, ...] = Field(("nodes",), alias="awsRoles", description="Roles whose egress the AWS Network Firewall and security groups enforce.")
+    aws_roles: tuple[Role, ...] = Field(("nodes",), alias="awsRoles", description="Roles whose egress the AWS Network Firewall and security groups enforce (and every source group's).")
     aws_platforms: tuple[str, ...] = Field((), alias="awsPlatforms",
-                                           description="Platforms whose requirements the AWS target enforces (default: all the stack's platforms).")
+                                           description="Platforms whose requirements the AWS target enforces (default: all the stack's platforms). "
+                                                       "The stack's own catalogs (stack, registries, those it lists) stay enforced unless some "
+                                                       "are named here too: then only those.")
     aws_network_firewall_rules: Literal["domain-list", "suricata"] = Field(
         "domain-list", alias="awsNetworkFirewallRules",
         description="domain-list: stateful domain-list rule groups (any port, '.x' also opens the apex; the broadening is listed); "
@@ -131,16 +135,17 @@ class Profile(BaseModel):
                                              description="Security groups a network interface may carry (AWS default 5, adjustable to 16).")
     aws_security_group_counts: tuple[str, ...] = Field(
         (), alias="awsSecurityGroupCounts", examples=["nodes=2"],
-        description="role=N: security groups the stack creates for a role (egress-<clusterName>-<role>-0 .. N-1; default 1). A new group "
+        description="role=N (or group=N for a source group): security groups the stack creates for it (egress-<clusterName>-<role>-0 .. N-1; default 1). A new group "
                     "starts empty: attach it to the role's network interfaces, then raise awsSecurityGroupsAttached.")
     aws_security_groups_attached: tuple[str, ...] = Field(
         (), alias="awsSecurityGroupsAttached", examples=["nodes=2"],
-        description="role=N: how many of the role's groups (from -0) its network interfaces carry (default 1). Rules are placed only in "
+        description="role=N (or group=N): how many of its groups (from -0) its network interfaces carry (default 1). Rules are placed only in "
                     "these; when they cannot hold the rules the update fails closed, and no rule ever moves to a group not attached.")
     aws_priority_base: int = Field(100, alias="awsPriorityBase", ge=1, le=60000,
                                    description="Lowest strict-order priority of the rule groups. Each group has a fixed slot, base + 100 x (10 x kind + "
                                                "role) (kind 0 rules/addresses, 1 tls-sni, 2 http-host; role 0 nodes, 1 control-plane, 2 seed, "
-                                               "3 bastion, 4 workstation), so a new group moves no other; at most base + 2900 (AWS: 65535).")
+                                               "3 bastion, 4 workstation; the source groups' one group: base + 900), so a new group moves no "
+                                               "other; at most base + 2900 (AWS: 65535).")
     aws_name_addresses: tuple[str, ...] = Field((), alias="awsNameAddresses",
                                                 description="Addresses of hosts a non-HTTP/TLS requirement names (e.g. NTP servers), as host=CIDR[,CIDR]: "
                                                             "AWS cannot match such flows by name, so these addresses are allowed instead.")
@@ -214,7 +219,7 @@ class Profile(BaseModel):
     api_server_selector: tuple[str, ...] = Field(("component=kube-apiserver",), alias="apiServerSelector",
                                                  description="Generic: label=value pairs selecting the API server pods.")
     api_server_port: int = Field(6443, alias="apiServerPort", ge=1, le=65535, description="Generic: the API server's port.")
-    azure_roles: tuple[Role, ...] = Field(("nodes",), alias="azureRoles", description="Roles whose egress the Azure Firewall enforces.")
+    azure_roles: tuple[Role, ...] = Field(("nodes",), alias="azureRoles", description="Roles whose egress the Azure Firewall enforces (and every source group's).")
     azure_policy_id: Optional[str] = Field(None, alias="azurePolicyId", pattern=_POLICY_ID,
                                            description="Attach to this existing Firewall Policy (resource id) instead of creating one.")
     azure_resource_group: Optional[str] = Field(None, alias="azureResourceGroup", pattern=r"^[-\w._()]{1,90}$", description="Resource group for the Firewall Policy, rule collection groups and IP Groups.")
@@ -222,8 +227,8 @@ class Profile(BaseModel):
     azure_fqdn_tag: bool = Field(False, alias="azureFqdnTag", description="Allow core AKS through the AzureKubernetesService FQDN tag (add-on endpoints stay explicit).")
     azure_priority_base: int = Field(1000, alias="azurePriorityBase", ge=400, le=64000, description="Priority of the first rule collection group; each platform band adds 100.")
     azure_existing_priorities: tuple[int, ...] = Field((), alias="azureExistingPriorities", description="Priorities of rule collection groups already on the policy (must not clash).")
-    azure_ip_groups: bool = Field(True, alias="azureIpGroups", description="Create one IP Group per role and use it as the rule source (else source CIDRs inline).")
-    azure_ip_group_ids: tuple[str, ...] = Field((), alias="azureIpGroupIds", description="Existing IP Groups to use as a role's source, as role=<IP Group resource id> (that role's group is then not created).")
+    azure_ip_groups: bool = Field(True, alias="azureIpGroups", description="Create one IP Group per role and source group and use it as the rule source (else source CIDRs inline).")
+    azure_ip_group_ids: tuple[str, ...] = Field((), alias="azureIpGroupIds", description="Existing IP Groups to use as a role's or source group's source, as role=<IP Group resource id> or group=<id> (that one's IP Group is then not created).")
     azure_firewall_tier: Literal["Standard", "Premium"] = Field("Standard", alias="azureFirewallTier",
                                                              description="Tier of the Firewall Policy the component creates (Basic has no DNS proxy, so it is not offered).")
     azure_threat_intel_mode: Literal["Alert", "Deny", "Off"] = Field("Deny", alias="azureThreatIntelMode",
@@ -266,6 +271,11 @@ class Profile(BaseModel):
         (), alias="entries", json_schema_extra={"structured": True},
         description="One-off own entries: id, destination, protocol, ports, role (a role or a source group), purpose, owner, "
                     "reference, optional expires (YYYY-MM-DD), as in the matrix's schema. Their ids become stack/<id>.")
+    container_registries: tuple[ContainerRegistry, ...] = Field(
+        (), alias="containerRegistries", json_schema_extra={"structured": True},
+        description="The stack's private container registries: each expands to the hosts a pull touches (matrix/registry-kinds.yaml, "
+                    "cited): type acr (name, regions, dataEndpoints), ecr (account, region), gar (location), ghcr, or generic (host, "
+                    "redirectHosts); with owner, reference, optional expires and role (a role or a source group; default nodes).")
     allow_broad_egress: Optional[str] = Field(None, alias="allowBroadEgress", min_length=10,
                                               description="Accept egress beyond maxPublicShare / maxPortSpan for this stack (destinations, "
                                                           "role sources, noProxy): the reason, e.g. 'lab cluster without a firewall, ticket OPS-42'.")
@@ -286,6 +296,11 @@ class Profile(BaseModel):
             twice = next(v for v in values if values.count(v) > 1)
             raise AddressError(f"'{twice}' is listed twice", "list each catalog once")
         return values
+
+    @field_validator("container_registries")
+    @classmethod
+    def _registries(cls, values: tuple[ContainerRegistry, ...]) -> tuple[ContainerRegistry, ...]:
+        return check_registry_list(values)
 
     @field_validator("source_groups")
     @classmethod
@@ -365,8 +380,8 @@ class Profile(BaseModel):
     def _ip_group_ids(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         for value in values:
             role, sep, resource_id = value.partition("=")
-            if not sep or role not in ROLE_SOURCE_KEYS or not _IP_GROUP_ID.fullmatch(resource_id):
-                raise AddressError(f"'{value}' is not role=<IP Group resource id>",
+            if not sep or not re.fullmatch(GROUP_NAME, role) or not _IP_GROUP_ID.fullmatch(resource_id):  # a role or a source group
+                raise AddressError(f"'{value}' is not role=<IP Group resource id> (or group=<id>)",
                                    "write e.g. 'nodes=/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/ipGroups/<name>'")
         return values
 
@@ -375,13 +390,29 @@ class Profile(BaseModel):
     def _role_counts(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         roles = set()
         for value in values:
-            role, sep, count = value.partition("=")
-            if not sep or role not in ROLE_SOURCE_KEYS or not re.fullmatch(r"[1-9][0-9]?", count) or int(count) > 16:
-                raise AddressError(f"'{value}' is not role=N", f"write e.g. 'nodes=2': a role ({', '.join(ROLE_SOURCE_KEYS)}) and 1-16")
+            role, sep, count = value.partition("=")  # a role or a source group (_counted_groups_exist checks which)
+            if not sep or not re.fullmatch(GROUP_NAME, role) or not re.fullmatch(r"[1-9][0-9]?", count) or int(count) > 16:
+                raise AddressError(f"'{value}' is not role=N", f"write e.g. 'nodes=2': a role ({', '.join(ROLE_SOURCE_KEYS)}) or a "
+                                                                "source group, and 1-16")
             if role in roles:
                 raise AddressError(f"role '{role}' is given twice", "give each role once")
             roles.add(role)
         return values
+
+    @model_validator(mode="after")
+    def _counted_groups_exist(self) -> "Profile":
+        # Source groups are known only once sourceGroups is read (it comes later in the model): checked here, as the field.
+        for field in ("aws_security_group_counts", "aws_security_groups_attached"):
+            for index, value in enumerate(getattr(self, field)):
+                name = value.partition("=")[0]
+                if name not in ROLE_SOURCE_KEYS and name not in self.source_groups:
+                    known = ", ".join(sorted(self.source_groups)) or "none"
+                    problem = AddressError(f"'{name}' is neither a role nor a source group of the stack",
+                                           f"use a role ({', '.join(ROLE_SOURCE_KEYS)}) or a group egress-matrix:sourceGroups names "
+                                           f"(the stack's: {known})")
+                    raise ValidationError.from_exception_data("Profile", [InitErrorDetails(
+                        type="value_error", loc=(Profile.model_fields[field].alias or field, index), input=value, ctx={"error": problem})])
+        return self
 
     @field_validator("targets")
     @classmethod

@@ -94,6 +94,8 @@ def conditions_hold(when: Conditions, profile: Profile) -> bool:
         when.aws_regions is None or profile.aws_region in when.aws_regions,
         when.not_clouds is None or profile.cloud not in when.not_clouds,
         when.pods_use_api_server_fqdn is None or when.pods_use_api_server_fqdn == profile.pods_use_api_server_fqdn,
+        not any(feature in profile.features for feature in when.not_features),
+        when.datadog_sites is None or profile.datadog_site in when.datadog_sites,
     )
     return all(checks)
 

@@ -16,11 +16,12 @@ import types
 from pathlib import Path
 from typing import Any, Optional
 
-from ..errors import CatalogError, ProfileError
+from ..errors import CatalogError, ProfileError, ResolveError
 from ..gcpause import paused_gc
 from ..models import DEFAULT_PORTS, ROLES, Catalog, Entry
 from ..own_settings import parse_catalog_ref
 from ..profile import PROJECT, Profile
+from ..registries import registry_entries
 from .vendor import Collector
 from .yaml_lines import read_yaml
 
@@ -52,7 +53,7 @@ def stack_catalog(vendor: Catalog, profile: Profile, root: Path, stack_file: str
         for ref in profile.catalogs:
             for path in _catalog_files(ref, root, stack_file, stack):
                 collector.add(path, read_yaml(path))
-        catalog = collector.finish()
+        catalog = _with_registries(collector.finish(), profile, stack_file, stack)
         _check_sources(catalog, vendor, profile, stack_file, stack)
         return _without_expired(catalog, on or today())
 
@@ -71,6 +72,25 @@ def _add_stack_entries(collector: Collector, profile: Profile, stack_file: str |
             collector.add_entry(raw, Path(str(stack_file)), f"stack '{stack}', entries[{index}] '{item.id}'", "stack")
         except CatalogError as exc:
             raise ProfileError(exc.file, exc.where, f"{field}.{exc.field}", exc.value, exc.problem, exc.fix) from None
+
+
+def _with_registries(catalog: Catalog, profile: Profile, stack_file: str | Path, stack: str) -> Catalog:
+    """The entries of the stack's private registries (egress/registries.py), as the own catalog 'registries'."""
+    if not profile.container_registries:
+        return catalog
+    if catalog.registry_kinds is None:
+        raise ProfileError(stack_file, f"stack '{stack}'", f"config.{PROJECT}:containerRegistries", "(set)",
+                           "the matrix has no registry-kinds file, so no registry can be expanded", "restore matrix/registry-kinds.yaml")
+    try:
+        entries = registry_entries(catalog.registry_kinds, profile.container_registries, profile.cloud)
+    except ResolveError as exc:
+        raise ResolveError(f"{stack_file}: stack '{stack}': {exc}") from None
+    origins = {entry.id: f"{stack_file}: stack '{stack}', containerRegistries" for entry in entries}
+    return catalog.model_copy(update={
+        "entries": tuple(sorted((*catalog.entries, *entries), key=lambda e: e.id)),
+        "platforms": dict(sorted({**catalog.platforms, "registries": "private container registries"}.items())),
+        "origins": {**catalog.origins, **origins},
+    })
 
 
 def _catalog_files(text: str, root: Path, stack_file: str | Path, stack: str) -> list[Path]:

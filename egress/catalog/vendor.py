@@ -20,11 +20,12 @@ from ..errors import CatalogError
 from ..gcpause import paused_gc
 from ..models import DEFAULT_PORTS, ROLES, AllowlistExport, AzureLocation, Catalog, Citation, Entry, HostExpansion, NoProxyRule, Source
 from ..placeholders import PLACEHOLDERS, names_in, with_samples
+from ..registry_kinds import RegistryKinds, check_registry_citations, load_registry_kinds
 from .checks import _validate, _where, _with_default_ports, check_destination, check_ports
 from .yaml_lines import read_yaml
 
 SCHEMA_VERSION = 1
-FILE_KINDS = ("platform", "sources", "expansions", "azure-locations", "openshift-noproxy")
+FILE_KINDS = ("platform", "sources", "expansions", "azure-locations", "openshift-noproxy", "registry-kinds")
 OWN_KINDS = ("platform", "sources")  # what an own catalog's files may be
 # Own catalogs the stack itself makes: its entries (egress-matrix:entries) and its registries (containerRegistries).
 RESERVED_CATALOGS = {"stack": "own entries (egress-matrix:entries)", "registries": "container registries (egress-matrix:containerRegistries)"}
@@ -56,6 +57,8 @@ class Collector:
         self.platforms: dict[str, tuple[str, Path]] = {n: (t, Path("matrix")) for n, t in base.platforms.items()} if base else {}
         self.azure_bands: dict[str, tuple[int, Path]] = {}
         self.own: list[str] = []
+        self.registry_kinds: Optional[tuple[RegistryKinds, Path]] = None
+        self.origins: dict[str, str] = {}  # own entry id -> where it was written (for errors and explain)
         self.entries: list[tuple[Entry, Path, str]] = []
         self.expansions: list[tuple[HostExpansion, Path, str]] = []
         self.azure_locations: dict[str, tuple[AzureLocation, ...]] = {}
@@ -74,6 +77,7 @@ class Collector:
             "expansions": {"schema", "kind", "expansions"},
             "azure-locations": {"schema", "kind", "citations", "locations"},
             "openshift-noproxy": {"schema", "kind", "rules", "removed"},
+            "registry-kinds": {"schema", "kind", "kinds"},
         }[kind]
         for key in document:
             if key not in allowed:
@@ -141,6 +145,8 @@ class Collector:
             raise CatalogError(path, where, "id", entry.id, f"duplicate id (also in {other})", "give every entry a unique id")
         self.entry_files[entry.id] = (path, where)
         self.entries.append((self._check_entry(entry, path, where), path, where))
+        if self.base is not None:
+            self.origins[entry.id] = f"{path}: {where}"
 
     def _entry(self, merged: dict[str, Any], path: Path, where: str, platform: str) -> Entry:
         """Validate one entry: a vendor entry cites a document; an own entry is approved and namespaced by its catalog."""
@@ -224,6 +230,12 @@ class Collector:
                 implied.append(host.model_copy(update={"kind": kind}))
             self.expansions.append((expansion.model_copy(update={"implies": tuple(implied)}), path, where))
 
+    def _add_registry_kinds(self, path: Path, document: dict[str, Any]) -> None:
+        if self.registry_kinds is not None:
+            raise CatalogError(path, "", "kind", "registry-kinds", f"registry kinds already defined in {self.registry_kinds[1]}",
+                               "keep one registry-kinds file")
+        self.registry_kinds = (load_registry_kinds(path, document), path)
+
     def _add_openshift_noproxy(self, path: Path, document: dict[str, Any]) -> None:
         seen: set[str] = set()
         for section in ("rules", "removed"):
@@ -269,7 +281,7 @@ class Collector:
                 raise CatalogError(path, where, "citation.source", citation.source, "unknown source",
                                    f"add it to {home} or use one of: {', '.join(sorted(self.sources))}")
         for entry, path, where in self.entries:
-            for feature in (entry.feature, *entry.when.features):
+            for feature in (entry.feature, *entry.when.features, *entry.when.not_features):
                 if feature is not None and feature not in self.features:
                     raise CatalogError(path, where, "feature", feature, "unknown feature",
                                        f"declare it under 'features:' of a platform file, or use one of: {', '.join(sorted(self.features))}")
@@ -280,8 +292,12 @@ class Collector:
                 "platforms": {name: title for name, (title, _) in sorted(self.platforms.items())},
                 "entries": tuple(sorted((*self.base.entries, *(e for e, _, _ in self.entries)), key=lambda e: e.id)),
                 "own": (*self.base.own, *self.own),
+                "origins": {**self.base.origins, **self.origins},
             })
+        if self.registry_kinds is not None:
+            check_registry_citations(self.registry_kinds[0], self.sources, self.registry_kinds[1])
         return Catalog(
+            registry_kinds=self.registry_kinds[0] if self.registry_kinds else None,
             azure_bands={name: band for name, (band, _) in sorted(self.azure_bands.items())},
             sources=dict(sorted(self.sources.items())),
             features={name: desc for name, (desc, _) in sorted(self.features.items())},
