@@ -26,6 +26,7 @@ from pulumi_azure_native import monitor, network
 
 from egress.targets.azure.plan import AzureCompileError, AzurePlan, PolicyPlan, ip_group_id
 from egress.targets.azure.render import rcg_body
+from egress.targets.azure.sources import chain_order, what
 
 TYPE_TOKEN = "egress:azure:FirewallEgress"
 # Structured (resource-specific) categories of Microsoft.Network/azureFirewalls that answer "which rule allowed or
@@ -64,7 +65,7 @@ def _checked(created: dict[str, str], constructed: dict[str, str], plan: AzurePl
     for role in sorted(constructed):
         if str(created[role]).lower() != constructed[role].lower():
             error = AzureCompileError(
-                f"IP Group {plan.ip_group_name(role)} (role {role}) was created as {created[role]}, but the rules were written for "
+                f"IP Group {plan.ip_group_name(role)} ({what(role, quoted=False)}) was created as {created[role]}, but the rules were written for "
                 f"{constructed[role]} (egress-matrix:azureSubscriptionId and azureResourceGroup). No rule collection group naming it was written. "
                 "Fix: set egress-matrix:azureSubscriptionId to the subscription the azure-native provider deploys to, or point the "
                 "provider at it (az account set --subscription, ARM_SUBSCRIPTION_ID, or azure-native:subscriptionId)")
@@ -89,7 +90,7 @@ def _rule_collections(group, plan: AzurePlan, ip_groups: dict[str, network.IpGro
 
 
 class AzureFirewallEgress(pulumi.ComponentResource):
-    """Firewall Policy (created, or an existing one by id), one IP Group per source role, the plan's RCGs, and the
+    """Firewall Policy (created, or an existing one by id), one IP Group per role and source group, the plan's RCGs, and the
     firewall's diagnostic settings when the stack names the firewall and a Log Analytics workspace."""
 
     policy_id: pulumi.Output[str]
@@ -115,7 +116,7 @@ class AzureFirewallEgress(pulumi.ComponentResource):
 
         ip_groups: dict[str, network.IpGroup] = {}
         previous = before_ip_groups
-        for role, cidrs in sorted(plan.ip_groups.items()):
+        for role, cidrs in sorted(plan.ip_groups.items(), key=lambda kv: chain_order(kv[0])):  # roles first: a group never moves one
             ip_groups[role] = network.IpGroup(f"{name}-{role}", resource_group_name=resource_group_name, location=location,
                                               ip_groups_name=plan.ip_group_name(role), ip_addresses=list(cidrs),
                                               opts=pulumi.ResourceOptions(parent=self, depends_on=previous))

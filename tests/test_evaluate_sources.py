@@ -354,6 +354,9 @@ class _Profile:
     def role_sources(self, role):
         return tuple(self.sources.get(role, ()))
 
+    def enforced(self, roles):  # as Profile.enforced, for a stack with no source groups
+        return tuple(roles)
+
 
 @given(st.dictionaries(st.sampled_from(["nodes", "seed", "bastion"]), SOURCES), st.lists(SOURCES, min_size=1, max_size=5))
 def test_the_roles_of_a_flow_are_the_ones_whose_sources_hold_all_of_its_own(role_sources, flow_sources):

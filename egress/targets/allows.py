@@ -8,7 +8,8 @@ will really be deployed:
   without one, the security groups alone. An opaque pass allows nothing (the evaluator's reading);
 - kubernetes: each ``http_access allow`` of the egress proxy's squid.conf (``dstdomain``, the generated
   ``dstdom_regex`` form, ``src`` and ``port``; no destination ACL means every name).
-A flow's roles are the roles whose stack sources hold all its sources (what their ``broad`` entries may accept).
+A flow's roles are the roles and source groups whose stack sources hold all its sources (what their ``broad`` entries
+may accept).
 """
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ def _address_set(networks: Iterable[IPNetwork]) -> AddressSet:
 def _with_roles(allows: Iterable[Allow], profile: Profile) -> list[Allow]:
     """Each flow with the roles whose stack sources hold all of its sources. Judged as merged address sets (a role or a
     rule may list thousands of sources), each distinct source tuple once."""
-    role_sets = {role: _address_set(nets) for role in ROLES if (nets := networks_of(profile.role_sources(role)))}
+    role_sets = {role: _address_set(nets) for role in profile.enforced(ROLES) if (nets := networks_of(profile.role_sources(role)))}
     seen: dict[int, tuple[tuple[IPNetwork, ...], frozenset[str]]] = {}  # id(sources) -> (sources, roles holding them)
     out = []
     for allow in allows:

@@ -20,14 +20,15 @@ NAME = "azure"
 
 
 def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement], catalog: Catalog) -> Verdict:
-    """The rendered artefacts judged against the requirements of the roles they enforce."""
+    """The rendered artefacts judged against the requirements of the roles and source groups they enforce."""
     requirements = list(requirements)
     return evaluate_artefacts(artefacts, requirements, fqdn_tag_members(catalog, requirements))
 
 
 def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> list[Requirement]:
-    """The requirements the rule collection groups enforce: those of the roles in azureRoles."""
-    return [req for req in requirements if req.role in profile.azure_roles]
+    """The requirements the rule collection groups enforce: those of the roles in azureRoles and of every source group."""
+    sources = set(profile.enforced(profile.azure_roles))
+    return [req for req in requirements if req.role in sources]
 
 
 def summary(plan: AzurePlan) -> str:

@@ -1,11 +1,12 @@
 """Compile a stack's requirements into an Azure Firewall Policy plan (pure; facts: reference/azure-firewall.md).
 
-Layout: one rule collection group (RCG) per platform, named ``egress-<cluster>-<platform>``, each with a network
-collection (priority 100, evaluated first by Azure anyway) and an application collection (priority 200). One rule
-per (platform, feature, role, protocol/ports [, destination family]), named after them (``aks-core-https``,
-``aks-azure-monitor-tcp-443``, ``kkp-kubeone-bastion-https``) with the entry ids in its description, so a firewall
-log line names the requirement, and turning a feature on adds that feature's rules and leaves the others
-byte-identical. Every list is sorted, because each RCG is written as one PUT and order churn means a rewrite.
+Layout: one rule collection group (RCG) per platform or own catalog, named ``egress-<cluster>-<platform>``, each with a
+network collection (priority 100, evaluated first by Azure anyway) and an application collection (priority 200). One
+rule per (platform, feature, role or source group, protocol/ports [, destination family]), named after them
+(``aks-core-https``, ``aks-azure-monitor-tcp-443``, ``kkp-kubeone-bastion-https``, ``stack-core-payments-https``) with
+the entry ids in its description, so a firewall log line names the requirement, and turning a feature on (or adding a
+source group) adds its own rules and leaves the others byte-identical. Every list is sorted, because each RCG is
+written as one PUT and order churn means a rewrite. Sources: sources.py (an IP Group per role and source group).
 
 Destination choice per requirement: the narrowest alternative Azure can express.
 - HTTP/HTTPS to an FQDN or a left-most ``*.`` wildcard -> application rule (never terminateTLS).
@@ -14,7 +15,6 @@ Destination choice per requirement: the narrowest alternative Azure can express.
 """
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 from typing import Iterable, Optional
@@ -22,15 +22,16 @@ from typing import Iterable, Optional
 from ...addresses import format_ports
 from ...catalog.vendor import AZURE_VENDOR_BANDS
 from ...models import Catalog, Requirement, ResolvedAlternative
-from ...profile import ROLE_SOURCE_KEYS, Profile
+from ...profile import Profile
 from .plan import (
-    APPLICATION_COLLECTION_PRIORITY, FQDN_TAG, MAX_APP_RULE_PORT, MAX_DESCRIPTION, MAX_NAME, MAX_RCG_BYTES, MAX_RCGS_PER_POLICY, NAME_PATTERN,
+    APPLICATION_COLLECTION_PRIORITY, FQDN_TAG, MAX_APP_RULE_PORT, MAX_DESCRIPTION, MAX_RCG_BYTES, MAX_RCGS_PER_POLICY,
     BAND_WIDTH, MAX_PRIORITY, NETWORK_COLLECTION_PRIORITY, ApplicationRule, AzureCompileError, AzurePlan, NetworkRule, RuleCollection,
-    RuleCollectionGroup, group_name, ip_group_name,
+    RuleCollectionGroup, group_name,
 )
 from ..naming import feature_parts, rule_stem
 from ..options import Choice, choose
 from .policy import policy_plan
+from .sources import chain_order, checked_name, created_ip_groups, existing_ip_groups, is_ipv6, sources_of, what
 from .render import rcg_body
 
 
@@ -38,13 +39,6 @@ def _app_wildcard_ok(destination: str) -> bool:
     """Application rules take '*' only as the whole left-most label ('*.x.com'); 'md-*.x' is not expressible."""
     first = destination.split(".", 1)[0]
     return "*" not in destination or first == "*"
-
-
-def _is_ipv6(text: str) -> bool:
-    try:
-        return ipaddress.ip_network(text, strict=False).version == 6
-    except ValueError:
-        return False
 
 
 def _azure_form(option: ResolvedAlternative, dns_proxy: bool) -> tuple[Optional[str], str]:
@@ -61,7 +55,7 @@ def _azure_form(option: ResolvedAlternative, dns_proxy: bool) -> tuple[Optional[
         return None, (f"Azure application rules take single ports (up to {MAX_APP_RULE_PORT}), not {format_ports(option.ports)}, and "
                       "network rules take no wildcard FQDNs. Fix: give the exact host in the matrix or stack (with "
                       "egress-matrix:azureDnsProxy: true a network rule can carry the range), or allow its address")
-    if option.kind in ("ip", "cidr") and any(_is_ipv6(d) for d in option.destinations):
+    if option.kind in ("ip", "cidr") and any(is_ipv6(d) for d in option.destinations):
         return None, ("this target emits IPv4 rules only: Azure Firewall IP Groups and application rules do not take IPv6 "
                       "(firewall-known-issues.md). Fix: give the destination's IPv4 address in the stack")
     if option.kind in ("ip", "cidr", "service-tag", "any"):
@@ -111,7 +105,7 @@ def _describe(rule_name: str, entry_ids: Iterable[str]) -> str:
 
 
 def compile_azure(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> AzurePlan:
-    """The Azure Firewall plan for the requirements of the roles the stack enforces on Azure.
+    """The Azure Firewall plan for the requirements of the roles the stack enforces on Azure (azureRoles) and of its source groups.
     ``source`` (e.g. "stacks/Pulumi.dev.yaml: stack 'dev'") prefixes error messages."""
     try:
         return _compile(catalog, profile, requirements)
@@ -148,10 +142,11 @@ def _rule(key: _Key, destinations: set[str], entry_ids: set[str]) -> Application
 
 def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> AzurePlan:
     entries = {entry.id: entry for entry in catalog.entries}
+    enforced = set(profile.enforced(profile.azure_roles))
     buckets: dict[_Key, tuple[set[str], set[str]]] = {}
     choices: list[Choice] = []
     for req in requirements:
-        if req.role not in profile.azure_roles:
+        if req.role not in enforced:
             continue
         parts = feature_parts(req, entries)
         chosen: Optional[tuple[ResolvedAlternative, str]] = None
@@ -170,6 +165,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
     groups = []
     for platform in sorted({key[0] for key in buckets}, key=lambda p: azure_band(catalog, p)):
         rules = [_rule(key, *bucket) for key, bucket in buckets.items() if key[0] == platform]
+        _check_unique_names(platform, rules)
         network = sorted((r for r in rules if isinstance(r, NetworkRule)), key=lambda r: r.name)
         application = sorted((r for r in rules if isinstance(r, ApplicationRule)), key=lambda r: r.name)
         collections = []
@@ -178,25 +174,12 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
         if application:
             collections.append(RuleCollection(name=f"{platform}-application", priority=APPLICATION_COLLECTION_PRIORITY, rule_type="ApplicationRule",
                                               rules=tuple(application)))
-        groups.append(RuleCollectionGroup(name=_checked_name(group_name(profile.cluster, platform), "rule collection group"), platform=platform,
+        groups.append(RuleCollectionGroup(name=checked_name(group_name(profile.cluster, platform), "rule collection group", platform if platform in catalog.own else ""), platform=platform,
                                           priority=profile.azure_priority_base + BAND_WIDTH * azure_band(catalog, platform), collections=tuple(collections)))
 
-    used_roles = sorted({r.role for g in groups for c in g.collections for r in c.rules})
-    role_sources = {}
-    for role in used_roles:
-        sources = profile.role_sources(role)
-        ipv6 = [cidr for cidr in sources if _is_ipv6(cidr)]
-        if ipv6:
-            raise AzureCompileError(f"role '{role}' has IPv6 sources ({', '.join(ipv6)}): Azure Firewall IP Groups and application rules "
-                                    f"take IPv4 only (firewall-known-issues.md). Fix: list only the role's IPv4 CIDRs in "
-                                    f"egress-matrix:{ROLE_SOURCE_KEYS[role]} for this target")
-        if not sources:
-            raise AzureCompileError(f"role '{role}' has rules but no source CIDRs. Fix: set egress-matrix:{ROLE_SOURCE_KEYS[role]} in the stack")
-        role_sources[role] = sources
-    existing = {role: rid for role, rid in profile.azure_existing_ip_groups().items() if role in role_sources}
-    created = {role: cidrs for role, cidrs in role_sources.items() if profile.azure_ip_groups and role not in existing}
-    for role in created:
-        _checked_name(ip_group_name(profile.cluster, role), "IP Group")
+    role_sources = {role: sources_of(profile, role) for role in sorted({r.role for g in groups for c in g.collections for r in c.rules}, key=chain_order)}
+    existing = existing_ip_groups(profile, role_sources)
+    created = created_ip_groups(profile, role_sources, existing)
     plan = AzurePlan(
         cluster=profile.cluster, groups=tuple(groups), ip_groups=created, existing_ip_groups=existing, role_sources=role_sources,
         dns_proxy=profile.azure_dns_proxy, policy=policy_plan(profile), choices=tuple(choices), minimum_rules=len(buckets),
@@ -206,11 +189,16 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
     return plan
 
 
-def _checked_name(name: str, what: str) -> str:
-    if not re.match(NAME_PATTERN, name):
-        raise AzureCompileError(f"{what} name '{name}' is not a valid Azure name (1-{MAX_NAME} letters, digits, '_', '.', '-'). "
-                                "Fix: set a shorter egress-matrix:clusterName (it defaults to the stack name)")
-    return name
+def _check_unique_names(platform: str, rules: list[ApplicationRule | NetworkRule]) -> None:
+    """Names are platform-feature-role-ports: a feature and a source group can run together into another's name (an own
+    catalog's feature 'core-payments' for nodes, its unfeatured entries for the group 'payments'); Azure refuses the PUT."""
+    seen: dict[str, ApplicationRule | NetworkRule] = {}
+    for rule in rules:
+        other = seen.setdefault(rule.name, rule)
+        if other is not rule:
+            raise AzureCompileError(f"two rules of {platform} would both be named {rule.name}: one for {what(other.role)} "
+                                    f"({other.description}), one for {what(rule.role)} ({rule.description}). Fix: rename the feature or "
+                                    "the source group so their names do not run together")
 
 
 def _check_limits(plan: AzurePlan, profile: Profile) -> None:

@@ -11,7 +11,6 @@ from dataclasses import replace
 from typing import Any, Iterable, Optional
 
 from ...deployed import UNKNOWN, DeployedResource, of_type
-from ...models import ROLES
 
 RCG_TYPE = "azure-native:network:FirewallPolicyRuleCollectionGroup"
 IP_GROUP_TYPE = "azure-native:network:IpGroup"
@@ -98,8 +97,47 @@ def referenced_ip_groups(resources: Iterable[DeployedResource]) -> set[str]:
     return found
 
 
-def _role_of(name: str) -> Optional[str]:
-    return next((role for role in sorted(ROLES, key=len, reverse=True) if name.lower().endswith(f"-{role}")), None)
+def _labels(group: DeployedResource) -> tuple[tuple[str, ...], bool]:
+    """The '-' labels an IP Group's name is taken to end with, and whether all of them must match: the role or source
+    group the component names it after (its logical name is '<component>-<role or group>', the group 'egress-<cluster>-<it>')
+    where its parent is known, else its whole logical name, any trailing part of which may match."""
+    parent = group.parent.rsplit("::", 1)[-1] if group.parent else ""
+    name = group.name.lower()
+    if parent and name.startswith(f"{parent.lower()}-"):
+        return tuple(name[len(parent) + 1:].split("-")), True
+    return tuple(name.split("-")), False
+
+
+def _score(labels: tuple[tuple[str, ...], bool], ref: str) -> int:
+    """How many trailing labels of the referenced IP Group's name match (0: none, or not all that must)."""
+    wanted, whole = labels
+    name = ref.rsplit("/", 1)[-1].split("-")
+    shared = 0
+    while shared < min(len(wanted), len(name) - 1) and wanted[-1 - shared] == name[-1 - shared]:
+        shared += 1
+    return 0 if whole and shared < len(wanted) else shared
+
+
+def _paired_by_name(groups: list[DeployedResource], refs: dict[str, set[str]]) -> dict[str, str]:
+    """Groups with no known name or id, each paired with an open reference (among ``refs[urn]``, those it may be): in
+    rounds, every group whose one best match has that group as its own one best match, until no pair is certain. A group
+    after 'nodes' and one after 'gpu-nodes' each get their own; where two fit equally well (a cluster 'dev' with groups
+    'nodes' and 'dev-nodes': 'egress-dev-dev-nodes' reads both ways) neither is paired: left unjudged, never mixed up."""
+    scores = {g.urn: {r: _score(_labels(g), r) for r in refs[g.urn]} for g in groups}
+
+    def best(candidates: dict[str, int]) -> Optional[str]:
+        top = max(candidates.values(), default=0)
+        winners = [k for k, v in candidates.items() if v == top]
+        return winners[0] if top and len(winners) == 1 else None
+
+    pairs: dict[str, str] = {}
+    while True:
+        found = {urn: ref for urn, by_ref in scores.items() if (ref := best(by_ref)) is not None
+                 and best({u: s[ref] for u, s in scores.items() if ref in s}) == urn}
+        if not found:
+            return pairs
+        pairs.update(found)
+        scores = {urn: {r: v for r, v in by_ref.items() if r not in found.values()} for urn, by_ref in scores.items() if urn not in found}
 
 
 def ip_group_keys(resources: Iterable[DeployedResource]) -> dict[str, list[str]]:
@@ -107,8 +145,8 @@ def ip_group_keys(resources: Iterable[DeployedResource]) -> dict[str, list[str]]
     A known id is itself. A reference resolved through propertyDependencies is the group's URN
     (``resolve_ip_group_references``). On a first deployment (or an update of the group) a preview does not know a
     group's id, while the rules carry the id the program constructs (subscription, resource group, name): such a group
-    is also paired with the one referenced id no known group has, by its name where known, else by the role both names
-    end with (the component names each group after its role)."""
+    is also paired with the one referenced id no known group has, by its name where known, else by the role or source
+    group both names end with (the component names each group after it: ``_paired_by_name``)."""
     resources = list(resources)
     groups = of_type(resources, IP_GROUP_TYPE)
     referenced = referenced_ip_groups(resources)
@@ -118,20 +156,23 @@ def ip_group_keys(resources: Iterable[DeployedResource]) -> dict[str, list[str]]
         keys[group.urn] = [known_id] if known_id else ([group.urn.lower()] if group.urn.lower() in referenced else [])
     open_refs = referenced - {k for found in keys.values() for k in found}
     rcgs = of_type(resources, RCG_TYPE)
+    unnamed: dict[str, set[str]] = {}
     for group in (g for g in groups if not _known(g.props.get("id"))):
         # Only ids of rules the engine says were computed from this group (propertyDependencies; where it says nothing,
         # any): a group of the stack nothing references, or one of another subscription by the same name, pairs with none.
         eligible = set().union(*(referenced_ip_groups([r]) for r in rcgs
                                  if not r.depends_through("ruleCollections") or group.urn in r.depends_through("ruleCollections")))
-        name = _known(group.props.get("name"))
+        name = _known(group.props.get("ipGroupsName")) or _known(group.props.get("name"))
         if name:
             candidates = [r for r in open_refs & eligible if r.rsplit("/", 1)[-1] == name.lower()]
+            if len(candidates) == 1:
+                keys[group.urn].append(candidates[0])
+                open_refs.discard(candidates[0])
         else:
-            role = _role_of(group.name)
-            candidates = [r for r in open_refs & eligible if role and _role_of(r.rsplit("/", 1)[-1]) == role]
-        if len(candidates) == 1:
-            keys[group.urn].append(candidates[0])
-            open_refs.discard(candidates[0])
+            unnamed[group.urn] = eligible
+    named_away = {u: refs & open_refs for u, refs in unnamed.items()}
+    for urn, ref in _paired_by_name([g for g in groups if g.urn in unnamed], named_away).items():
+        keys[urn].append(ref)
     return keys
 
 

@@ -17,6 +17,8 @@ NETWORK_COLLECTION_PRIORITY = 100
 APPLICATION_COLLECTION_PRIORITY = 200
 MAX_RCG_BYTES = 2 * 1024 * 1024
 MAX_RCGS_PER_POLICY = 50
+MAX_IP_GROUPS = 200  # IP Groups per firewall (includes/firewall-limits.md)
+MAX_IP_GROUP_ADDRESSES = 5000  # IPs/prefixes per IP Group (same page)
 MAX_APP_RULE_PORT = 64000  # FirewallPolicyRuleApplicationProtocol.port maximum in the REST model
 FQDN_TAG = "AzureKubernetesService"
 # Azure's REST model sets no maximum for a rule's description; ours keeps it readable whole in the portal and in
@@ -34,7 +36,7 @@ class ApplicationRule(Strict):
     """One rule per (platform, feature, role, protocol/ports): its name says which, its description the entry ids."""
 
     name: str
-    role: str
+    role: str  # a role or a source group
     protocols: tuple[tuple[Literal["Http", "Https"], int], ...]
     target_fqdns: tuple[str, ...] = ()
     fqdn_tags: tuple[str, ...] = ()
@@ -92,8 +94,8 @@ class PolicyPlan(Strict):
 class AzurePlan(Strict):
     cluster: str  # carried by every group and IP Group name, so clusters share one hub policy and resource group
     groups: tuple[RuleCollectionGroup, ...]
-    ip_groups: dict[str, tuple[str, ...]]  # role -> CIDRs of the IP Groups the component creates
-    existing_ip_groups: dict[str, str] = {}  # role -> resource id of an IP Group the stack already has
+    ip_groups: dict[str, tuple[str, ...]]  # role or source group -> CIDRs of the IP Groups the component creates
+    existing_ip_groups: dict[str, str] = {}  # role or source group -> resource id of an IP Group the stack already has
     role_sources: dict[str, tuple[str, ...]]
     dns_proxy: bool
     policy: PolicyPlan = PolicyPlan()
