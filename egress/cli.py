@@ -247,7 +247,7 @@ class ExplainFormat(str, Enum):
 def explain_command(
     destination: Annotated[Optional[str], typer.Argument(help="DESTINATION[:PORT] from a log line: host, *.wildcard, IP, CIDR or URL.")] = None,
     stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
-    role: Annotated[Optional[str], typer.Option("--role", help="Only this source role (nodes, seed, ...).")] = None,
+    role: Annotated[Optional[str], typer.Option("--role", help="Only this source role (nodes, seed, ...) or source group of the stack.")] = None,
     rule: Annotated[Optional[str], typer.Option("--rule", help="A rule name as a log shows it (Azure rule, AWS sid or group, squid ACL).")] = None,
     deployed: Annotated[Optional[Path], typer.Option("--deployed", help="Judge the resources of an egress preview (its resources.json) "
                                                      "instead of the stack's own render.", dir_okay=False)] = None,
@@ -343,14 +343,26 @@ def catalog_export(
 
 
 @catalog_app.command("check")
-def catalog_check(project: ProjectOption = None) -> None:
-    """Validate the matrix and every stack against it."""
+def catalog_check(
+    stack: Annotated[Optional[str], typer.Option("--stack", "-s", help="Check only this stack (default: every stack).")] = None,
+    project: ProjectOption = None,
+) -> None:
+    """Validate the matrix and every stack against it, with each stack's own catalogs and entries (the same checks, and
+    the guard rails for own entries); print what each stack adds, and warn about own entries that repeat a vendor entry
+    or expire soon."""
+    from .catalog_check import check_stack
+
     proj = _project(project)
     catalog = proj.catalog()
-    for stack in proj.stacks():
-        proj.requirements(stack)
-    Console(stderr=True).print(f"ok: {len(catalog.entries)} entries in {len(catalog.platforms)} platforms, "
-                               f"{len(catalog.sources)} sources, {len(proj.stacks())} stacks resolve")
+    checks = [check_stack(proj, name) for name in ([stack] if stack else proj.stacks())]
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err.print(f"ok: {len(catalog.entries)} entries in {len(catalog.platforms)} platforms, {len(catalog.sources)} sources, "
+              f"{len(checks)} {'stack resolves' if len(checks) == 1 else 'stacks resolve'}")
+    for check in checks:
+        if check.own or check.expired or check.groups:
+            err.print(escape(check.line()))
+        for warning in check.warnings:
+            err.print(f"[yellow]warning[/yellow]: {escape(warning)}")
 
 
 @docs_app.command("matrix")

@@ -50,6 +50,67 @@ def _differences(catalog: Catalog) -> list[str]:
     return lines + [""]
 
 
+def _catalogs(catalog: Catalog) -> list[str]:
+    """How catalogs work: the vendor matrix and a stack's own ones, their ids, guard rails, and Azure priority bands."""
+    from .catalog.own import ENTRY_POINT_GROUP, EXPIRY_WARNING_DAYS, STACK_CATALOGS
+    from .catalog.vendor import AZURE_VENDOR_BANDS
+    from .profile import Profile
+    from .targets.azure.plan import BAND_WIDTH, MAX_PRIORITY
+
+    base = Profile.model_fields["azure_priority_base"].default
+    lines = [
+        "## Catalogs", "",
+        f"The vendor matrix is one catalog: the {len(catalog.platforms)} platform files below, every entry citing the vendor's own "
+        "document. A stack adds its own egress as further catalogs, in the same schema and validated the same way (one error "
+        "naming file, line, field, value and fix); an own entry cites an approval instead of a document: "
+        "`approval: {owner: <team>, reference: <ticket or URL>, expires: YYYY-MM-DD}` (`expires` optional).", "",
+        "| catalog | what it holds | entry ids |", "|---|---|---|",
+        f"| `{STACK_CATALOGS[0]}` | the stack's own entries, `egress-matrix:entries`: `id`, `destination`, `protocol` (https), `ports`, "
+        "`role` (a role or a source group; nodes), `level` (required), `purpose`, `owner`, `reference`, `expires`, `feature`, `when`, "
+        "`alternatives`, `broad`, `note` | `stack/<id>` |",
+        f"| `{STACK_CATALOGS[1]}` | the stack's private container registries, `egress-matrix:containerRegistries`, each expanded to the "
+        "hosts a pull touches | `registries/<id>` |",
+        "| `<platform>` | each file or folder `egress-matrix:catalogs` lists, relative to the folder of Pulumi.yaml (a folder: every "
+        "`*.yaml` under it): `kind: platform` and `kind: sources` files in the vendor matrix's schema, `approval:` in place of "
+        "`citation:` | `<platform>/<id>` |",
+        f"| `<platform>` | `package:<name>` in `egress-matrix:catalogs`: the catalog an installed Python package ships, entry point "
+        f"`<name>` in group `{ENTRY_POINT_GROUP}` (a path, a callable returning one, or a package holding the files); publish an "
+        "organisation's entries once, use them in many repositories | `<platform>/<id>` |", "",
+        "- Ids are namespaced by their catalog, so an own entry never shadows a vendor entry. An own catalog may not take a vendor "
+        f"platform's name, a vendor source's id, or the reserved names {', '.join(f'`{n}`' for n in STACK_CATALOGS)}.",
+        "- An own catalog applies by being listed (its name need not be in `egress-matrix:platforms`). Its features are declared in "
+        "its platform file and turned on with `egress-matrix:features`, and `when:` conditions, `level` and alternatives work as "
+        "for vendor entries.",
+        "- `role` is one of the five roles or a source group the stack names (`egress-matrix:sourceGroups: {payments: "
+        "[10.50.32.0/24]}`); every target allows a group's entries for the group's sources only.",
+        f"- On its `expires` date an entry stops resolving (it is no longer allowed); from {EXPIRY_WARNING_DAYS} days ahead, "
+        "commands warn on stderr (the date they judge by is today, or `EGRESS_TODAY`).",
+        "- Guard rails: an own entry may not allow `*`, addresses beyond `maxPublicShare` of public space, a public suffix or a "
+        "wildcard on one (`com`, `*.com`, `*.co.uk`: the ICANN section of the Public Suffix List) or more than `maxPortSpan` ports, "
+        "unless it says why in `broad: <reason>`; `allowBroadEgress` does not cover own entries. `egress catalog check` reports "
+        "an own entry that repeats a vendor entry's flow; the policy `own-entries-reviewed` (advisory unless the pack's config "
+        f"makes it mandatory) lists own entries that carry `broad`, repeat a vendor entry, or expire within {EXPIRY_WARNING_DAYS} days.",
+        "",
+        "### Azure priority bands", "",
+        f"Every catalog a stack uses gets one rule collection group at `azurePriorityBase` (default {base}) + {BAND_WIDTH} × its band, "
+        f"so a band is {BAND_WIDTH} priorities wide. Bands 0-{AZURE_VENDOR_BANDS - 1} are the vendor platforms' (each platform file's "
+        f"`azure_band`; two platforms on one band are refused). Own catalogs take bands {AZURE_VENDOR_BANDS} onward, always in "
+        f"this order: {', '.join(f'`{n}`' for n in STACK_CATALOGS)}, then the catalogs of `egress-matrix:catalogs` as listed "
+        "(append a new catalog at the end: reordering the list moves the others' groups). A group priority over "
+        f"{MAX_PRIORITY}, or one in `azureExistingPriorities`, is refused.", "",
+        "| band | catalog | priority at the default base |", "|---|---|---|",
+    ]
+    for platform, band in sorted(catalog.azure_bands.items(), key=lambda item: item[1]):
+        lines.append(f"| {band} | `{platform}` (vendor) | {base + BAND_WIDTH * band} |")
+    for offset, name in enumerate(STACK_CATALOGS):
+        band = AZURE_VENDOR_BANDS + offset
+        lines.append(f"| {band} | `{name}` | {base + BAND_WIDTH * band} |")
+    first = AZURE_VENDOR_BANDS + len(STACK_CATALOGS)
+    lines.append(f"| {first}, {first + 1}, ... | `egress-matrix:catalogs`, in listed order | {base + BAND_WIDTH * first}, "
+                 f"{base + BAND_WIDTH * (first + 1)}, ... |")
+    return lines + [""]
+
+
 def matrix_markdown(catalog: Catalog) -> str:
     lines = [
         "# The required-endpoint matrix",
@@ -60,6 +121,7 @@ def matrix_markdown(catalog: Catalog) -> str:
         "Destinations use placeholders written `{name}`; the stack fills them (see *Placeholders*).",
         "Alternatives are equivalent destinations: the resolver picks the narrowest one the stack can fill.",
         "",
+        *_catalogs(catalog),
     ]
     for platform, title in catalog.platforms.items():
         entries = [e for e in catalog.entries if e.platform == platform]

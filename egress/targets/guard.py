@@ -9,13 +9,19 @@ Judged, unless the stack accepts broad egress with a reason (``allowBroadEgress`
   express), together: public share per port, port span per destination, names under a public suffix. A requirement
   whose matrix entries all say ``broad: <reason>`` is accepted as it is.
 The API-server allowlist is judged by its own compile (``apiServerAllowAll`` is its opt-in).
+
+Own entries (a stack's entries, its registries, the catalogs it lists) are judged one by one first, and
+``allowBroadEgress`` does not lift it: an own entry has no vendor document behind it, so each one that allows any
+destination (``*``), addresses beyond ``maxPublicShare``, a public suffix (``com``, ``*.com``, ``*.co.uk``) or more
+than ``maxPortSpan`` ports says why in its own ``broad: <reason>`` (the policy own-entries-reviewed lists those for
+review). An own entry that repeats what a vendor entry of the stack already requires is reported (``duplicates``).
 """
 from __future__ import annotations
 
 from typing import Iterable
 
 from ..addresses import format_ports
-from ..breadth import describe_share, networks_of, public_share, public_suffix
+from ..breadth import describe_share, networks_of, port_span, public_share, public_suffix
 from ..errors import EgressError
 from ..flows import Accepted, Allow, Limits, judge
 from ..models import Catalog, Requirement
@@ -28,6 +34,9 @@ class BreadthError(EgressError):
 
 _FIX = (f"narrow the destinations or ports; where a vendor row really is this wide, mark its matrix entry with broad: '<reason>'; "
         f"or accept it for this stack with {PROJECT}:allowBroadEgress: '<reason>' (the limits are {PROJECT}:maxPublicShare and maxPortSpan)")
+_OWN_FIX = ("narrow it to what the workload really calls (its hosts, its addresses, its ports); if it must be this wide, give the entry "
+            "broad: '<reason>' (at least 10 characters; allowBroadEgress does not cover own entries), and the policy own-entries-reviewed "
+            "lists it for review")
 
 
 def limits_of(profile: Profile) -> Limits:
@@ -116,13 +125,14 @@ def _without_port(entry: str) -> str:
 
 
 def check_breadth(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> None:
-    """Raise BreadthError with the first finding (sources, noProxy, then the requirements), naming what to fix."""
+    """Raise BreadthError with the first finding (own entries, sources, noProxy, then the requirements), naming what to fix."""
+    check_own_entries(catalog, profile, requirements, source)
     if profile.allow_broad_egress:
         return
     limits = limits_of(profile)
     where = f"{source}: " if source else ""
-    for role, key in ROLE_SOURCE_KEYS.items():
-        sources = profile.role_sources(role)
+    for role in (*ROLE_SOURCE_KEYS, *sorted(profile.source_groups)):  # a group's rules are an open relay as much as a role's
+        sources, key = profile.role_sources(role), profile.source_setting(role)
         if public_share(networks_of(sources)) > limits.max_public_share:
             raise BreadthError(f"{where}{PROJECT}:{key} = {list(sources)} covers {describe_share(networks_of(sources))} (more than maxPublicShare "
                                f"{limits.max_public_share:g}%): a source that is the internet makes every rule an open relay. Fix: list the "
@@ -136,3 +146,103 @@ def check_breadth(catalog: Catalog, profile: Profile, requirements: Iterable[Req
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise BreadthError(f"{where}the stack's requirements allow more than its limits: {found[0]}{more}. Fix: {_FIX}")
+
+
+# -- own entries ------------------------------------------------------------------------------------------------------
+
+def own_ids(catalog: Catalog) -> frozenset[str]:
+    """The ids of the catalog's own entries (``catalog`` set: the stack's entries, registries, listed catalogs)."""
+    key = id(catalog)
+    if _OWN.get(key, (None,))[0] is not catalog:  # as _broad_ids: keyed by identity, kept with the catalog
+        _OWN.clear()
+        _OWN[key] = (catalog, frozenset(e.id for e in catalog.entries if e.catalog is not None))
+    return _OWN[key][1]
+
+
+_OWN: dict[int, tuple[Catalog, frozenset[str]]] = {}
+
+
+def own_entry_origin(catalog: Catalog, profile: Profile, entry_id: str) -> str:
+    """Where an own entry is written, as the stack's keys name it: the stack's entries[i], its container registries, or
+    the catalog file the stack lists."""
+    name, _, short = entry_id.partition("/")
+    if name == "stack":
+        index = next((i for i, item in enumerate(profile.entries) if item.id == short), None)
+        return f"config.{PROJECT}:entries[{index}] '{short}'" if index is not None else f"config.{PROJECT}:entries '{short}'"
+    if name == "registries":
+        return f"config.{PROJECT}:containerRegistries"
+    written = catalog.origins.get(entry_id)  # the file and line the loader read it from
+    if written:
+        return f"{written} of own catalog '{name}' (listed in {PROJECT}:catalogs)"
+    listed = ", ".join(profile.catalogs) or "(none)"
+    return f"entry '{short}' of own catalog '{name}' (its file {name}.yaml, listed in {PROJECT}:catalogs: {listed})"
+
+
+def _option_problems(option, limits: Limits) -> list[str]:
+    """Why one destination option of an own entry is wider than the guard rails ([] when it is not), each naming the
+    field and its value."""
+    ports = f"{option.protocol}/{format_ports(option.ports)}"
+    problems = []
+    for destination in option.destinations:
+        value = f"field 'destination' = '{destination}' ({ports})"
+        if option.kind == "any" or destination == "*":
+            problems.append(f"{value} allows any destination")
+        elif option.kind in ("ip", "cidr"):
+            nets = networks_of([destination])
+            if public_share(nets) > limits.max_public_share:
+                problems.append(f"{value} covers {describe_share(nets)} (more than maxPublicShare {limits.max_public_share:g}%)")
+        elif option.kind in ("fqdn", "wildcard", "url") and (suffix := public_suffix(destination)) is not None:
+            problems.append(f"{value} is or covers the public suffix '{suffix}': it allows every domain under it")
+    span = port_span(option.ports)
+    if span > limits.max_port_span:
+        problems.append(f"field 'ports' = '{format_ports(option.ports)}' ({option.protocol} to {', '.join(option.destinations)}) opens "
+                        f"{span} ports (more than maxPortSpan {limits.max_port_span})")
+    return problems
+
+
+def own_entry_findings(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> list[tuple[str, str]]:
+    """(own entry id, problem) for each own entry without ``broad`` whose resolved destinations exceed the guard rails,
+    in id order, each problem once."""
+    limits = limits_of(profile)
+    broad, own_entries = _broad_ids(catalog), own_ids(catalog)
+    found: dict[tuple[str, str], None] = {}
+    for req in requirements:
+        own = [i for i in req.entry_ids if i in own_entries and i not in broad]
+        if not own:
+            continue
+        problems = [p for option in req.options() for p in _option_problems(option, limits)]
+        for entry_id in own:
+            for problem in problems:
+                found[(entry_id, problem)] = None
+    return sorted(found)
+
+
+def check_own_entries(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> None:
+    """Raise BreadthError for the first own entry wider than the guard rails that does not say why (``broad``)."""
+    found = own_entry_findings(catalog, profile, requirements)
+    if found:
+        entry_id, problem = found[0]
+        more = f" ({len(found) - 1} more such finding(s) after it)" if len(found) > 1 else ""
+        where = f"{source}: " if source else ""
+        raise BreadthError(f"{where}{own_entry_origin(catalog, profile, entry_id)} (own entry {entry_id}): {problem}{more}. Fix: {_OWN_FIX}")
+
+
+def duplicates(catalog: Catalog, requirements: Iterable[Requirement]) -> list[tuple[str, tuple[str, ...], Requirement]]:
+    """(own entry id, the vendor entry ids, the requirement) for each flow (role, destination, protocol, ports) that an
+    own entry asks for and a vendor entry of the stack already requires, in the requirements' order. A host the own
+    entry reaches only through a host expansion is not counted again: its own destination is."""
+    own = own_ids(catalog)
+    out = []
+    for req in requirements:
+        vendor = tuple(i for i in req.entry_ids if i not in own)
+        if vendor:
+            out += [(i, vendor, req) for i in req.entry_ids if i in own and not any(v.endswith(f"(for {i})") for v in req.via)]
+    return out
+
+
+def duplicate_notices(catalog: Catalog, requirements: Iterable[Requirement]) -> list[str]:
+    """One line per own entry that repeats a vendor entry's flow: the flow, the vendor entries, what to do."""
+    return [f"own entry {own} duplicates vendor {'entry' if len(vendor) == 1 else 'entries'} {', '.join(vendor)}: {req.role} -> "
+            f"{req.destination} {req.protocol}/{format_ports(req.ports)} is required already; remove the own entry (the vendor entry "
+            "keeps it allowed) or keep it deliberately (it stays allowed if the vendor entry goes)"
+            for own, vendor, req in duplicates(catalog, requirements)]
