@@ -19,7 +19,7 @@ from ..targets.sets import IPV4_ALL, parse_interval
 from .model import Listed, Outcome, Probe, RuleRef
 
 NAME = "aws"
-_ENTRY = re.compile(r"egress_entry\s+([a-z0-9-]+)")
+_ENTRY = re.compile(r"egress_entry\s+([a-z0-9/-]+)")  # an own entry's id holds its catalog: stack/stripe
 _SID = re.compile(r"^(?:sid[:\s]*)?(\d+)$", re.IGNORECASE)
 _PULUMI_SUFFIX = re.compile(r"-[0-9a-f]{7}$")  # Pulumi's auto-naming: the logical name plus '-' and 7 hex digits
 

@@ -8,12 +8,13 @@ same destination is required on, else TCP) for the roles the target enforces.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional
 
 from ..addresses import PortRange, format_ports, ports_contain
 from ..models import Catalog, Requirement
 from ..profile import Profile
 from ..targets import TARGETS, target
+from ..targets.guard import own_entry_origin
 from . import aws, azure, kubernetes
 from .model import ALLOWED, DENIED, NOT_ENFORCED, Decision, Explanation, ExplainError, Need, Outcome, Probe
 from .query import check_port, check_role, how_needed, kind_of, nearest, needs, parse_destination_arg
@@ -33,6 +34,11 @@ def judges(catalog: Catalog, profile: Optional[Profile], requirements: list[Requ
             enforced = TARGETS[name].enforced(catalog, profile, requirements) if profile is not None else requirements
             out.append((name, JUDGES[name](artefacts_by_target[name], catalog, enforced), enforced))
     return out
+
+
+def origins(catalog: Catalog, profile: Optional[Profile]) -> Optional[Callable[[str], str]]:
+    """Where an own entry is written (the stack key, or the catalog the stack lists), for explanations."""
+    return None if profile is None else (lambda entry_id: own_entry_origin(catalog, profile, entry_id))
 
 
 def _guesses(port: Optional[int], kind: str, same: list[Requirement]) -> list[tuple[str, PortRange]]:
@@ -114,7 +120,7 @@ def explain_destination(catalog: Catalog, profile: Profile, requirements: Iterab
         if written is not None and written != port:
             raise ExplainError(f"destination '{destination}:{written}' and port {port} disagree. Fix: give the port once")
     port = port if port is not None else written
-    role = check_role(role)
+    role = check_role(role, profile.source_groups)
     kind = kind_of(destination)
     matched = needs(requirements, kind, destination, port, role)
     same = [req for req in requirements if how_needed(req, kind, destination)]
@@ -143,7 +149,8 @@ def explain_destination(catalog: Catalog, profile: Profile, requirements: Iterab
                        and (port is None or ports_contain(r.ports, port)) and (role is None or r.role == role)})
         if tags:
             notes.append(f"whether {destination} belongs to service tag {', '.join(tags)} cannot be known offline")
+    written = origins(catalog, profile)
     return Explanation(stack=profile.stack, destination=destination, kind=kind, port=port, role=role,
-                       requirements=tuple(Need.of(req, how) for req, how in matched),
-                       nearest=() if matched else tuple(nearest(requirements, kind, destination, port, role)),
+                       requirements=tuple(Need.of(req, how, written) for req, how in matched),
+                       nearest=() if matched else tuple(nearest(requirements, kind, destination, port, role, written)),
                        decisions=tuple(decisions), notes=tuple(notes))

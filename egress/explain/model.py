@@ -9,7 +9,7 @@ from typing import Callable, Optional
 
 from ..addresses import PortRange, format_ports
 from ..errors import EgressError
-from ..models import Requirement
+from ..models import ROLES, ApprovalRef, Requirement
 
 ALLOWED, DENIED, NOT_ENFORCED = "allowed", "denied", "not-enforced"
 
@@ -19,8 +19,37 @@ class ExplainError(EgressError):
 
 
 @dataclass(frozen=True)
+class Approved:
+    """An own entry behind a requirement (it cites an approval, not a vendor document): its catalog, who approved it,
+    the decision's reference, the expiry, and where it is written (``written``: the stack key or the listed catalog)."""
+
+    entry_id: str
+    catalog: str  # 'stack' (the stack's entries), 'registries' (its container registries), or a listed catalog's name
+    owner: str
+    reference: str
+    expires: str = ""  # YYYY-MM-DD, or '' when it does not expire
+    written: str = ""
+
+    @classmethod
+    def of(cls, approval: ApprovalRef, written: str = "") -> Approved:
+        return cls(approval.entry_id, approval.entry_id.split("/", 1)[0], approval.owner, approval.reference,
+                   approval.expires.isoformat() if approval.expires else "", written)
+
+    def describe(self) -> str:
+        expires = f", expires {self.expires}" if self.expires else ", no expiry"
+        where = f"; written in {self.written}" if self.written else ""
+        return f"{self.entry_id}: owner {self.owner}, reference {self.reference}{expires} (catalog {self.catalog}{where})"
+
+
+def approvals_of(req: Requirement, written: Optional[Callable[[str], str]] = None) -> tuple[Approved, ...]:
+    """The own entries' approvals behind ``req``; ``written(entry id)`` says where each is written, when known."""
+    return tuple(Approved.of(a, written(a.entry_id) if written else "") for a in req.approvals)
+
+
+@dataclass(frozen=True)
 class Need:
-    """A requirement as an explanation shows it, and how it relates to what was asked (``match``)."""
+    """A requirement as an explanation shows it, and how it relates to what was asked (``match``). For own entries,
+    their approvals; for a source group (a role beyond the five), ``group`` is its name and ``sources`` its CIDRs."""
 
     role: str
     destination: str
@@ -32,11 +61,15 @@ class Need:
     citations: tuple[tuple[str, str], ...]  # (document, section)
     via: tuple[str, ...] = ()
     match: str = ""  # 'exact', 'under *.x', 'inside 10.0.0.0/16', 'same destination, another port', 'shares the domain x', ...
+    approvals: tuple[Approved, ...] = ()
+    group: str = ""  # the source group the flow is for ('' for a role)
+    sources: tuple[str, ...] = ()  # the group's source CIDRs
 
     @classmethod
-    def of(cls, req: Requirement, match: str = "") -> Need:
+    def of(cls, req: Requirement, match: str = "", written: Optional[Callable[[str], str]] = None) -> Need:
+        group = req.role if req.role not in ROLES else ""
         return cls(req.role, req.destination, req.protocol, format_ports(req.ports), req.level, req.entry_ids, req.purposes,
-                   req.citations, req.via, match)
+                   req.citations, req.via, match, approvals_of(req, written), group, req.sources if group else ())
 
     @property
     def flow(self) -> str:
@@ -137,8 +170,10 @@ class EntryRef:
     platform: str
     feature: str
     purpose: str
-    citation: tuple[str, str]
+    citation: tuple[str, str]  # ('', '') for an own entry: it cites its approval
     known: bool = True
+    approval: Optional[Approved] = None  # an own entry's
+    role: str = ""  # the role or source group it is for
 
 
 @dataclass(frozen=True)

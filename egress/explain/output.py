@@ -1,9 +1,9 @@
 """Explanations for the terminal (``format_text``) and for ``--format json`` (``to_json``): plain, in a fixed order."""
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Optional, Union
 
-from .model import ALLOWED, DENIED, Decision, EntryRef, Explanation, Need, RuleExplanation, RuleMatch, RuleRef
+from .model import ALLOWED, DENIED, Approved, Decision, EntryRef, Explanation, Need, RuleExplanation, RuleMatch, RuleRef
 
 
 def _asked(e: Explanation) -> str:
@@ -16,6 +16,9 @@ def _need_lines(need: Need, indent: str) -> list[str]:
     lines.append(f"{indent}  entries: {', '.join(need.entry_ids)}")
     lines += [f"{indent}  why: {purpose}" for purpose in need.purposes]
     lines += [f"{indent}  cited: {doc}, {section}" for doc, section in need.citations]
+    lines += [f"{indent}  approved: {approved.describe()}" for approved in need.approvals]
+    if need.group:
+        lines.append(f"{indent}  source group: {need.group} ({', '.join(need.sources) or 'no sources'})")
     lines += [f"{indent}  via: {via}" for via in _vias(need.via)]
     return lines
 
@@ -72,7 +75,10 @@ def _entry_line(entry: EntryRef) -> str:
     if not entry.known:
         return f"    {entry.id}: not an entry of this matrix"
     feature = f" {entry.feature}" if entry.feature else ""
-    return f"    {entry.id} ({entry.platform}{feature}): {entry.purpose} [{entry.citation[0]}, {entry.citation[1]}]"
+    cited = [f"{entry.citation[0]}, {entry.citation[1]}"] if entry.citation[0] else []
+    cited += [f"approved: {entry.approval.describe().split(': ', 1)[1]}"] if entry.approval else []
+    group = f", for {entry.role}" if entry.approval and entry.role else ""
+    return f"    {entry.id} ({entry.platform}{feature}{group}): {entry.purpose} [{'; '.join(cited)}]"
 
 
 def _match_text(m: RuleMatch) -> list[str]:
@@ -105,10 +111,18 @@ def format_text(explanation: Union[Explanation, RuleExplanation]) -> str:
     return _explanation_text(explanation)
 
 
+def _approved(a: Optional[Approved]) -> Optional[dict[str, Any]]:
+    if a is None:
+        return None
+    return {"entry": a.entry_id, "catalog": a.catalog, "owner": a.owner, "reference": a.reference, "expires": a.expires or None,
+            "written": a.written}
+
+
 def _need(n: Need) -> dict[str, Any]:
     return {"role": n.role, "destination": n.destination, "protocol": n.protocol, "ports": n.ports, "level": n.level,
             "entry_ids": list(n.entry_ids), "purposes": list(n.purposes),
-            "citations": [{"document": d, "section": s} for d, s in n.citations], "via": list(n.via), "match": n.match}
+            "citations": [{"document": d, "section": s} for d, s in n.citations], "via": list(n.via), "match": n.match,
+            "approvals": [_approved(a) for a in n.approvals], "group": n.group or None, "sources": list(n.sources)}
 
 
 def _rule(r: RuleRef) -> dict[str, Any]:
@@ -123,7 +137,8 @@ def _decision(d: Decision) -> dict[str, Any]:
 
 def _entry(e: EntryRef) -> dict[str, Any]:
     return {"id": e.id, "known": e.known, "platform": e.platform, "feature": e.feature, "purpose": e.purpose,
-            "citation": {"document": e.citation[0], "section": e.citation[1]}}
+            "citation": {"document": e.citation[0], "section": e.citation[1]} if e.citation[0] else None,
+            "approval": _approved(e.approval), "role": e.role}
 
 
 def to_json(explanation: Union[Explanation, RuleExplanation]) -> dict[str, Any]:

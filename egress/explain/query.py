@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import re
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from ..addresses import AddressError, classify, host_matches, parse_destination, parse_url, ports_contain, wildcard_covers
 from ..models import ROLES, Requirement
@@ -32,8 +32,13 @@ def check_port(port: object, text: str = "") -> int:
     return number
 
 
-def check_role(role: Optional[str]) -> Optional[str]:
-    if role is not None and role not in ROLES:
+def check_role(role: Optional[str], groups: Iterable[str] = ()) -> Optional[str]:
+    """A role, or one of the stack's source groups (``groups``)."""
+    groups = sorted(groups)
+    if role is not None and role not in ROLES and role not in groups:
+        if groups:
+            raise ExplainError(f"unknown role or source group '{role}'. Fix: use one of: {', '.join(ROLES)}; or a source group of the "
+                               f"stack: {', '.join(groups)}")
         raise ExplainError(f"unknown role '{role}'. Fix: use one of: {', '.join(ROLES)}")
     return role
 
@@ -137,14 +142,15 @@ def _common_bits(a, b) -> int:
     return min(a.max_prefixlen - diff.bit_length(), a.prefixlen, b.prefixlen)
 
 
-def _ranked(pairs: list[tuple[Requirement, str]], destination: str) -> list[Need]:
+def _ranked(pairs: list[tuple[Requirement, str]], destination: str, written: Optional[Callable[[str], str]] = None) -> list[Need]:
     """The closest first (difflib's ratio), then by destination, role, protocol; at most NEAREST."""
     pairs.sort(key=lambda p: (-difflib.SequenceMatcher(None, destination, p[0].destination).ratio(), p[0].destination, p[0].role,
                               p[0].protocol, p[0].ports))
-    return [Need.of(req, how) for req, how in pairs[:NEAREST]]
+    return [Need.of(req, how, written) for req, how in pairs[:NEAREST]]
 
 
-def nearest(requirements: list[Requirement], kind: str, destination: str, port: Optional[int], role: Optional[str]) -> list[Need]:
+def nearest(requirements: list[Requirement], kind: str, destination: str, port: Optional[int], role: Optional[str],
+            written: Optional[Callable[[str], str]] = None) -> list[Need]:
     """What the matrix asks for near a destination no requirement needs (as asked): the same destination on another
     port or for another role; else the names sharing the longest parent domain (two labels at least); else the
     address requirements sharing the longest prefix (16 bits at least); else similar names (difflib)."""
@@ -155,7 +161,7 @@ def nearest(requirements: list[Requirement], kind: str, destination: str, port: 
                                           ("role", role is not None and req.role != role)) if differs]
             same.append((req, f"the same destination, another {' and '.join(other)}"))
     if same:
-        return _ranked(same, destination)
+        return _ranked(same, destination, written)
     if kind in ("fqdn", "url", "wildcard"):
         mine = _labels(kind, destination)
         shared = [(req, _shared_suffix(mine, _labels(req.kind, req.destination))) for req in requirements
@@ -164,14 +170,14 @@ def nearest(requirements: list[Requirement], kind: str, destination: str, port: 
         if best >= 2:
             parent = ".".join(mine[-best:])
             return _ranked([(req, f"its apex: {req.destination} covers subdomains only" if req.destination == f"*.{destination}"
-                             else f"shares the domain {parent}") for req, count in shared if count == best], destination)
+                             else f"shares the domain {parent}") for req, count in shared if count == best], destination, written)
     if kind in ("ip", "cidr"):
         mine_net = _network(destination)
         scored = [(req, _common_bits(mine_net, _network(req.destination))) for req in requirements
                   if req.kind in ("ip", "cidr") and _network(req.destination).version == mine_net.version]
         best = max((bits for _, bits in scored), default=0)
         if best >= 16:
-            return _ranked([(req, f"shares the first {best} address bits") for req, bits in scored if bits == best], destination)
+            return _ranked([(req, f"shares the first {best} address bits") for req, bits in scored if bits == best], destination, written)
     names = sorted({req.destination for req in requirements})
     close = difflib.get_close_matches(destination, names, n=NEAREST, cutoff=0.75)
-    return _ranked([(req, "a similar name") for req in requirements if req.destination in close], destination)
+    return _ranked([(req, "a similar name") for req in requirements if req.destination in close], destination, written)

@@ -11,33 +11,45 @@ requirements. An unknown name gives no match and the closest known names.
 from __future__ import annotations
 
 import difflib
-from typing import Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional
 
-from ..models import Catalog, Requirement
+from ..models import ApprovalRef, Catalog, Entry, Requirement
 from ..profile import Profile
 from . import aws
-from .destination import judges
-from .model import EntryRef, ExplainError, Listed, Need, RuleExplanation, RuleMatch
+from .destination import judges, origins
+from .model import Approved, EntryRef, ExplainError, Listed, Need, RuleExplanation, RuleMatch
 
 CLOSE = 5
 
 
-def entry_ref(catalog: Catalog, entry_id: str) -> EntryRef:
-    try:
-        entry = catalog.entry(entry_id)
-    except KeyError:
-        return EntryRef(entry_id, "", "", "", ("", ""), known=False)
-    source = catalog.sources.get(entry.citation.source)
-    return EntryRef(entry.id, entry.platform, entry.feature or "", entry.purpose, (source.doc if source else entry.citation.source, entry.citation.section))
+def entry_ref(catalog: Catalog, entry_id: str, written: Optional[Callable[[str], str]] = None,
+              entries: Optional[Mapping[str, Entry]] = None) -> EntryRef:
+    """The entry as the catalog has it: a vendor entry with its citation, an own entry with its approval."""
+    entry = (entries or {}).get(entry_id)
+    if entry is None:
+        try:
+            entry = catalog.entry(entry_id)
+        except KeyError:
+            return EntryRef(entry_id, "", "", "", ("", ""), known=False)
+    approval = None
+    if entry.approval is not None:
+        approval = Approved.of(ApprovalRef(entry_id=entry.id, owner=entry.approval.owner, reference=entry.approval.reference,
+                                           expires=entry.approval.expires), written(entry.id) if written else "")
+    citation = ("", "")
+    if entry.citation is not None:
+        source = catalog.sources.get(entry.citation.source)
+        citation = (source.doc if source else entry.citation.source, entry.citation.section)
+    return EntryRef(entry.id, entry.platform, entry.feature or "", entry.purpose, citation, approval=approval, role=entry.role)
 
 
-def _match(catalog: Catalog, requirements: list[Requirement], listed: Listed) -> RuleMatch:
+def _match(catalog: Catalog, requirements: list[Requirement], listed: Listed, written: Optional[Callable[[str], str]],
+           entries: Mapping[str, Entry]) -> RuleMatch:
     ids = set(listed.ref.entry_ids) if listed.ids_complete else set()
     behind = [r for r in requirements if listed.carries(r) and (not ids or ids & set(r.entry_ids))]
     entry_ids = tuple(sorted(ids)) if ids else tuple(sorted({i for r in behind for i in r.entry_ids}))
     note = listed.note if listed.ref.action == "allow" else "a rule that denies: no requirement is behind it"
-    return RuleMatch(listed.ref, tuple(sorted({r.role for r in behind})), tuple(Need.of(r) for r in behind),
-                     tuple(entry_ref(catalog, i) for i in entry_ids), note)
+    return RuleMatch(listed.ref, tuple(sorted({r.role for r in behind})), tuple(Need.of(r, "", written) for r in behind),
+                     tuple(entry_ref(catalog, i, written, entries) for i in entry_ids), note)
 
 
 def explain_rule(catalog: Catalog, requirements: Iterable[Requirement], artefacts_by_target: Mapping[str, Mapping[str, str]],
@@ -51,6 +63,8 @@ def explain_rule(catalog: Catalog, requirements: Iterable[Requirement], artefact
     requirements = list(requirements)
     matches: list[RuleMatch] = []
     known: set[str] = set()
+    written = origins(catalog, profile)
+    entries = {e.id: e for e in catalog.entries}  # thousands of own entries: one lookup each, not a scan
     for target_name, judge, enforced in judges(catalog, profile, requirements, artefacts_by_target):
         if judge.missing:
             continue
@@ -59,6 +73,6 @@ def explain_rule(catalog: Catalog, requirements: Iterable[Requirement], artefact
             names = {n.lower() for n in listed.names}
             known.update(n for n in names if not n.isdigit())
             if wanted & names:
-                matches.append(_match(catalog, enforced, listed))
+                matches.append(_match(catalog, enforced, listed, written, entries))
     close = () if matches else tuple(difflib.get_close_matches(name.lower(), sorted(known), n=CLOSE, cutoff=0.6))
     return RuleExplanation(profile.stack if profile is not None else "", name, tuple(matches), close)
