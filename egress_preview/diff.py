@@ -15,12 +15,14 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 from egress.errors import EgressError
 
 from .dangers import blocking, dangers, rule_moves
 from .dangers import markdown_lines as danger_lines
+from .diff_own import RuleGroups, compare_own, requirement_source, who
+from .diff_own import markdown_lines as own_lines
 
 GITHUB_COMMENT_LIMIT = 65_535
 MARKER = "<!-- egress-diff:{stack} -->"
@@ -119,8 +121,7 @@ def _req_key(req: dict) -> tuple:
 
 def _req_line(req: dict) -> str:
     ports = ",".join(str(p) for p in req.get("ports") or ()) or "any"
-    cites = "; ".join(f"{c['doc']} {c.get('section', '')}".strip() for c in req.get("citations", [])[:2])
-    return f"| {req['role']} | `{req['destination']}` | {req['protocol']}/{ports} | {', '.join(req.get('entries', []))} | {cites} |"
+    return f"| {who(req['role'])} | `{req['destination']}` | {req['protocol']}/{ports} | {', '.join(req.get('entries', []))} | {requirement_source(req)} |"
 
 
 def _get(document: Any, path: str) -> Any:
@@ -164,21 +165,25 @@ def _changed_paths(old: Any, new: Any, prefix: str = "", depth: int = 4) -> list
     return out
 
 
-def resource_changes(old: dict, new: dict) -> tuple[list[str], list[str]]:
-    """(rule-level change lines, replacement reasons) for one resource present on both sides."""
+def resource_changes(old: dict, new: dict, groups: Optional[RuleGroups] = None) -> tuple[list[str], list[str]]:
+    """(rule-level change lines, replacement reasons) for one resource present on both sides; ``groups``: say which
+    source group a rule is for."""
     lines: list[str] = []
     before, after = _rules(old), _rules(new)
+    groups = groups or RuleGroups()
+    old_headers, new_headers = groups.squid_headers(old), groups.squid_headers(new)
     if before or after:
         for name in sorted(set(after) - set(before)):
             hosts = _hosts(after[name])
-            lines.append(f"+ {name}" + (f" ({len(hosts)}: {', '.join(hosts[:8])}{', ...' if len(hosts) > 8 else ''})" if hosts else ""))
+            lines.append(f"+ {name}" + (f" ({len(hosts)}: {', '.join(hosts[:8])}{', ...' if len(hosts) > 8 else ''})" if hosts else "")
+                         + groups.suffix(after[name], new_headers))
         for name in sorted(set(before) - set(after)):
-            lines.append(f"- {name}")
+            lines.append(f"- {name}" + groups.suffix(before[name], old_headers))
         for name in sorted(set(before) & set(after)):
             if before[name] != after[name]:
                 added, removed = sorted(set(_hosts(after[name])) - set(_hosts(before[name]))), sorted(set(_hosts(before[name])) - set(_hosts(after[name])))
                 detail = "; ".join(filter(None, [f"+{', '.join(added)}" if added else "", f"-{', '.join(removed)}" if removed else ""]))
-                lines.append(f"~ {name}" + (f" ({detail})" if detail else ""))
+                lines.append(f"~ {name}" + (f" ({detail})" if detail else "") + groups.suffix(after[name], new_headers))
     rest = [p for p in _changed_paths(old["props"], new["props"]) if not (before or after) or not p.startswith(("ruleCollections", "ruleGroup", "data"))]
     lines += [f"~ {path}" for path in rest]
     keys = REPLACE_ON.get(new["type"], KUBERNETES_REPLACE_ON if new["type"].startswith("kubernetes:") else ())
@@ -208,10 +213,11 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
     base_reqs, head_reqs = {_req_key(r): r for r in base["requirements"]}, {_req_key(r): r for r in head["requirements"]}
     base_res, head_res = {_key(r): r for r in base["resources"]}, {_key(r): r for r in head["resources"]}
     head_res = _adopted(base_res, head_res)
+    groups = RuleGroups(base["requirements"], head["requirements"])
     changed = {}
     for key in sorted(set(base_res) & set(head_res)):
         if base_res[key]["props"] != head_res[key]["props"]:
-            changed[key] = resource_changes(base_res[key], head_res[key])
+            changed[key] = resource_changes(base_res[key], head_res[key], groups)
     old_violations = {(v["policy"], v["resource"], v["message"]) for v in base.get("violations", [])}
     found = dangers(base, head, {key: reasons for key, (_, reasons) in changed.items()})
     return {
@@ -221,6 +227,9 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
         "requirements_reasons": [(head_reqs[k], sorted(set(head_reqs[k].get("entries", [])) - set(base_reqs[k].get("entries", []))),
                                   sorted(set(base_reqs[k].get("entries", [])) - set(head_reqs[k].get("entries", []))))
                                  for k in sorted(set(base_reqs) & set(head_reqs)) if base_reqs[k].get("entries") != head_reqs[k].get("entries")],
+        "own_entries": compare_own(base["requirements"], head["requirements"]),
+        # the source group each new resource's rules are for (by the own entries they name)
+        "rules_added": [_rules_of_new(head_res[k], groups) for k in sorted(set(head_res) - set(base_res))],  # as resources_added
         "resources_added": [head_res[k] for k in sorted(set(head_res) - set(base_res))],
         "resources_removed": [base_res[k] for k in sorted(set(base_res) - set(head_res))],
         "resources_changed": changed,
@@ -235,8 +244,11 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
     }
 
 
-def _rules_of_new(resource: dict) -> list[str]:
-    return [f"+ {name}" for name in sorted(_rules(resource))][:50]
+def _rules_of_new(resource: dict, groups: Optional[RuleGroups] = None) -> list[str]:
+    groups = groups or RuleGroups()
+    headers = groups.squid_headers(resource)
+    rules = _rules(resource)
+    return [f"+ {name}" + groups.suffix(rules[name], headers) for name in sorted(rules)][:50]
 
 
 def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GITHUB_COMMENT_LIMIT) -> str:
@@ -254,6 +266,7 @@ def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GIT
         if reqs:
             lines += ["", f"#### {title}", "", "| Role | Destination | Protocol/ports | Entries | Source |", "|---|---|---|---|---|",
                       *(_req_line(r) for r in reqs)]
+    lines += own_lines(result.get("own_entries", {}))
     if result.get("requirements_reasons"):
         lines += ["", "#### Requirements needed by other entries now", ""]
         lines += [f"- {r['role']} `{r['destination']}` {r['protocol']}: " + "; ".join(filter(None, [
@@ -263,9 +276,10 @@ def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GIT
         lines += [f"- :warning: `{t}` **{n}**: {'; '.join(reasons)}" for (t, n), reasons in replacements]
     if result["resources_added"] or result["resources_changed"] or result["resources_removed"]:
         lines += ["", "#### Resources", ""]
-        for resource in result["resources_added"]:
+        rules_added = result.get("rules_added") or [_rules_of_new(resource) for resource in result["resources_added"]]
+        for resource, rules in zip(result["resources_added"], rules_added):
             lines.append(f"- **+** `{resource['type']}` **{resource['name']}**")
-            lines += [f"  - `{line}`" for line in _rules_of_new(resource)]
+            lines += [f"  - `{line}`" for line in rules]
         for (typ, name), (changes, _) in result["resources_changed"].items():
             lines.append(f"- **~** `{typ}` **{name}**")
             lines += [f"  - `{line}`" for line in changes]
