@@ -5,7 +5,7 @@ Field semantics are in DESIGN.md ("Matrix semantics"); docs/MATRIX.md shows them
 from __future__ import annotations
 
 import datetime
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -246,7 +246,9 @@ class Catalog(Strict):
     own: tuple[str, ...] = ()  # the stack's own catalogs, in the order their Azure bands follow the vendor bands
     expired: tuple[str, ...] = ()  # own entries left out because their approval expired
     origins: dict[str, str] = {}  # own entry id -> where it is written ("teams/payments.yaml: entry 'stripe-api' (line 12)")
-    registry_kinds: Optional["RegistryKinds"] = None  # what a pull from each kind of private registry touches (matrix/registry-kinds.yaml)
+    # what a pull from each kind of private registry touches (matrix/registry-kinds.yaml): an egress.registry_kinds.RegistryKinds,
+    # typed loosely here because that module builds on these models (importing it here would be circular)
+    registry_kinds: Optional[Any] = None
 
     def entry(self, entry_id: str) -> Entry:
         for entry in self.entries:
@@ -311,7 +313,3 @@ class Requirement(Strict):
     def key(self) -> tuple[str, str, str, str]:
         return (self.role, self.destination, self.protocol, format_ports(self.ports))
 
-
-from .registry_kinds import RegistryKinds  # noqa: E402  (it builds on the models above)
-
-Catalog.model_rebuild()
