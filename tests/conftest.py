@@ -44,10 +44,11 @@ def catalog():
 
 @pytest.fixture
 def project_copy(tmp_path: Path) -> Path:
-    """A writable copy of the project's data (Pulumi.yaml, matrix/, stacks/)."""
+    """A writable copy of the project's data (Pulumi.yaml, matrix/, stacks/, and teams/: the own catalogs stacks list)."""
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copytree(ROOT / "matrix", tmp_path / "matrix")
     shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    shutil.copytree(ROOT / "teams", tmp_path / "teams")
     return tmp_path
 
 

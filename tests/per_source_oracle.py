@@ -335,8 +335,8 @@ def _and(a, b):
 
 
 def roles_holding(sources, role_sources: Mapping[str, Sequence[str]]) -> frozenset[str]:
-    """allows._with_roles' old reading: the roles whose networks, intersected with the sources, give all of them."""
-    role_nets = {role: networks_of(role_sources.get(role, ())) for role in ROLES}
+    """allows._with_roles' old reading: the roles (and source groups) whose networks, intersected with the sources, give all of them."""
+    role_nets = {role: networks_of(role_sources.get(role, ())) for role in role_sources}
     return frozenset(role for role, nets in role_nets.items() if nets and _and(sources, nets) == collapse(sources))
 
 
@@ -344,7 +344,7 @@ def with_roles(allows, profile) -> list:
     """allows._with_roles as it was."""
     from dataclasses import replace
 
-    role_sources = {role: profile.role_sources(role) for role in ROLES}
+    role_sources = {role: profile.role_sources(role) for role in (*ROLES, *profile.source_groups)}
     return [replace(a, roles=frozenset(set(a.roles) | (roles_holding(a.sources, role_sources) if a.sources else set()))) for a in allows]
 
 
