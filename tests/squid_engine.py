@@ -195,9 +195,10 @@ def _serve_upstreams(tls_ports: Sequence[int], http_ports: Sequence[int], contex
     raise RuntimeError(f"no loopback address has all of the ports {[*tls_ports, *http_ports]} free")
 
 
-def _request(port: int, request: str) -> tuple[int, socket.socket]:
-    """Send ``request`` to the proxy; return the response's status and the still-open socket."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=REQUEST_TIMEOUT)
+def _request(port: int, request: str, source: str | None = None) -> tuple[int, socket.socket]:
+    """Send ``request`` to the proxy (from the loopback address ``source``, default 127.0.0.1: Squid's ``src`` ACLs see
+    it); return the response's status and the still-open socket."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=REQUEST_TIMEOUT, source_address=(source, 0) if source else None)
     try:
         sock.sendall(request.encode())
         head = b""
@@ -226,16 +227,18 @@ class Squid:
     rundir: Path  # Squid's own files while it runs (cache.log, access.log); copied to the caller's workdir on exit
     process: subprocess.Popen
 
-    def connect(self, host: str, port: int) -> int:
-        """Status of ``CONNECT host:port HTTP/1.1`` (an IPv6 literal is bracketed): 200 when tunnelled, 403 when denied."""
-        status, sock = _request(self.port, f"CONNECT {_authority(host, port)} HTTP/1.1\r\nHost: {_authority(host, port)}\r\n\r\n")
+    def connect(self, host: str, port: int, source: str | None = None) -> int:
+        """Status of ``CONNECT host:port HTTP/1.1`` (an IPv6 literal is bracketed): 200 when tunnelled, 403 when denied.
+        ``source``: the client's address, any of 127.0.0.0/8 (default 127.0.0.1)."""
+        status, sock = _request(self.port, f"CONNECT {_authority(host, port)} HTTP/1.1\r\nHost: {_authority(host, port)}\r\n\r\n", source)
         sock.close()
         return status
 
-    def get(self, host: str, port: int = 80, path: str = "/") -> int:
+    def get(self, host: str, port: int = 80, path: str = "/", source: str | None = None) -> int:
         """Status of a plain-HTTP proxy request ``GET http://host[:port]/path`` (``:80`` left out, as clients do)."""
         authority = _authority(host, port)[:-3] if port == 80 else _authority(host, port)
-        status, sock = _request(self.port, f"GET http://{authority}{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n")
+        status, sock = _request(self.port, f"GET http://{authority}{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n",
+                                source)
         sock.close()
         return status
 

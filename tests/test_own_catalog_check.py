@@ -39,7 +39,7 @@ STACK = """config:
   egress-matrix:nodeSources: [10.0.0.0/16]
   egress-matrix:sourceGroups:
     payments: [10.0.32.0/24]
-  egress-matrix:catalogs: [teams]
+  egress-matrix:catalogs: [own-teams]
   egress-matrix:entries:
     - {id: mcr, destination: mcr.microsoft.com, purpose: Images, owner: team-platform, reference: OPS-7}
 """
@@ -47,8 +47,8 @@ STACK = """config:
 
 @pytest.fixture
 def own(project_copy: Path, monkeypatch) -> Path:
-    (project_copy / "teams").mkdir()
-    (project_copy / "teams" / "payments.yaml").write_text(PAYMENTS)
+    (project_copy / "own-teams").mkdir()
+    (project_copy / "own-teams" / "payments.yaml").write_text(PAYMENTS)
     (project_copy / "stacks" / "Pulumi.own.yaml").write_text(STACK)
     monkeypatch.setenv("EGRESS_TODAY", "2027-01-10")
     return project_copy
@@ -72,7 +72,7 @@ def test_check_summarises_each_stacks_own_entries_and_warns(own, run_cli):
 
 
 def test_an_own_catalogs_defect_is_one_error_with_file_line_field_value_and_fix(own, run_cli):
-    catalog = own / "teams" / "payments.yaml"
+    catalog = own / "own-teams" / "payments.yaml"
     catalog.write_text(PAYMENTS.replace("destination: files.stripe.com", "destination: files.stripe.com:443"))
     code, out, err = run_cli("catalog", "check", "--stack", "own", "--project", str(own))
     message = " ".join(err.split())

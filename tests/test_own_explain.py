@@ -23,7 +23,7 @@ AZURE = """config:
   egress-matrix:nodeSources: [10.40.16.0/20]
   egress-matrix:sourceGroups:
     payments: [10.40.17.0/24]
-  egress-matrix:catalogs: [teams]
+  egress-matrix:catalogs: [own-teams]
   egress-matrix:entries:
     - {id: stripe, destination: api.stripe.com, role: payments, purpose: Payments API, owner: team-payments, reference: PAY-123, expires: "2027-03-01"}
 """
@@ -62,8 +62,8 @@ AWS = """config:
 
 @pytest.fixture
 def own(project_copy: Path, monkeypatch) -> Path:
-    (project_copy / "teams").mkdir()
-    (project_copy / "teams" / "datadog-eu.yaml").write_text(TEAM)
+    (project_copy / "own-teams").mkdir()
+    (project_copy / "own-teams" / "datadog-eu.yaml").write_text(TEAM)
     (project_copy / "stacks" / "Pulumi.own.yaml").write_text(AZURE)
     (project_copy / "stacks" / "Pulumi.own-aws.yaml").write_text(AWS)
     monkeypatch.setenv("EGRESS_TODAY", "2026-11-24")
@@ -100,7 +100,7 @@ def test_json_carries_the_approval_and_the_group(own, run_cli):
     assert (need["role"], need["citations"], need["group"], need["sources"]) == ("nodes", [], None, [])
     assert need["approvals"] == [{"entry": "datadog-eu/intake", "catalog": "datadog-eu", "owner": "team-platform",
                                   "reference": "https://tickets.example.com/OPS-9", "expires": None,
-                                  "written": f"{own}/teams/datadog-eu.yaml: entry 'intake' (line 6) of own catalog 'datadog-eu' "
+                                  "written": f"{own}/own-teams/datadog-eu.yaml: entry 'intake' (line 6) of own catalog 'datadog-eu' "
                                              "(listed in egress-matrix:catalogs)"}]
 
 

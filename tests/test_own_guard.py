@@ -82,16 +82,16 @@ def test_a_narrow_own_entry_and_vendor_rows_pass(project_copy):
 
 
 def test_an_entry_of_a_listed_catalog_is_named_by_its_catalog_and_file(project_copy, run_cli):
-    (project_copy / "teams").mkdir()
-    (project_copy / "teams" / "payments.yaml").write_text(
+    (project_copy / "own-teams").mkdir()
+    (project_copy / "own-teams" / "payments.yaml").write_text(
         "schema: 1\nkind: platform\nplatform: payments\nentries:\n"
         "  - {id: everything, role: payments, level: required, destination: '*', protocol: https, purpose: Anything,"
         " approval: {owner: team-payments, reference: PAY-9}}\n")
-    _stack(project_copy, [_entry()], extra="  egress-matrix:catalogs: [teams]\n")
+    _stack(project_copy, [_entry()], extra="  egress-matrix:catalogs: [own-teams]\n")
     code, out, err = run_cli("catalog", "check", "--stack", "own", "--project", str(project_copy))
     message = " ".join(err.split())
     assert code == 1 and out == ""
-    assert (f"stacks/Pulumi.own.yaml: stack 'own': {project_copy}/teams/payments.yaml: entry 'everything' (line 5) of own catalog "
+    assert (f"stacks/Pulumi.own.yaml: stack 'own': {project_copy}/own-teams/payments.yaml: entry 'everything' (line 5) of own catalog "
             "'payments' (listed in egress-matrix:catalogs) (own entry payments/everything): field 'destination' = '*' (https/443) allows "
             "any destination") in message
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from ...models import Catalog, Requirement
+from ...models import ROLES, Catalog, Requirement
 from ...redact import redact
 from ..verdict import Verdict
 from .deployed import artefacts as deployed_artefacts
@@ -29,7 +29,9 @@ def summary(plan: KubernetesPlan) -> str:
     parts = []
     if plan.egress_proxy:
         p = plan.egress_proxy
-        parts.append(f"egress proxy: {len(p.acls)} ACLs for {len(dict(p.role_sources))} role(s), {len(p.not_proxied)} requirement(s) not proxied")
+        groups = sum(1 for role, _ in p.role_sources if role not in ROLES)
+        sources = f"{len(p.role_sources) - groups} role(s)" + (f" and {groups} source group(s)" if groups else "")
+        parts.append(f"egress proxy: {len(p.acls)} ACLs for {sources}, {len(p.not_proxied)} requirement(s) not proxied")
     if plan.cluster_proxy:
         parts.append(f"cluster proxy: {', '.join(plan.cluster_proxy.kinds)}")
     if plan.api_allowlist:

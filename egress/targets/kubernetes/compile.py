@@ -19,10 +19,11 @@ class KubernetesPlan(Strict):
 
 
 def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> list[Requirement]:
-    """What the egress proxy enforces: the HTTP/HTTPS-to-a-name requirements of egressProxyRoles."""
+    """What the egress proxy enforces: the HTTP/HTTPS-to-a-name requirements of egressProxyRoles and of every source group."""
     if not profile.egress_proxy:
         return []
-    return [r for r in requirements if r.role in profile.egress_proxy_roles and proxied_option(r)[0] is not None]
+    roles = set(profile.enforced(profile.egress_proxy_roles))
+    return [r for r in requirements if r.role in roles and proxied_option(r)[0] is not None]
 
 
 def compile_kubernetes(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> KubernetesPlan:

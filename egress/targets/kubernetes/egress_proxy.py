@@ -3,7 +3,10 @@
 Clients: pods reach it by its Service; nodes cannot resolve ``.svc`` names, so node-level clients (the container
 runtime, OpenShift's Proxy, KKP's node settings) use a fixed ClusterIP from the stack (``egressProxyClusterIp``,
 inside ``serviceCidrs``) or a NodePort. The role ``nodes`` is its pods too: a pod's connection to a ClusterIP keeps
-the pod's address, so the nodes role's sources are its node CIDRs and the pod CIDRs.
+the pod's address, so the nodes role's sources are its node CIDRs and the pod CIDRs. A source group is exactly its
+CIDRs (``sourceGroups``): the addresses the proxy sees, so a group of pods is their pod addresses (a node pool's subnet
+holds its pods' addresses only where the CNI gives pods addresses from it). Every source is a client of the proxy in
+the NetworkPolicy.
 """
 from __future__ import annotations
 
@@ -12,8 +15,8 @@ import ipaddress
 from typing import Iterable, Optional
 
 from ...models import Catalog, Requirement, Strict
-from ...profile import ROLE_SOURCE_KEYS, Profile
-from .squid import EgressProxyCompileError, NotProxied, SquidAcl, allowlist_text, compile_acls
+from ...profile import Profile
+from .squid import EgressProxyCompileError, NotProxied, SquidAcl, allowlist_text, compile_acls, source_key
 
 SQUID_CONF_PATH = "/etc/squid/squid.conf"
 
@@ -49,8 +52,8 @@ class EgressProxyPlan(Strict):
     cluster_ip: Optional[str]
     node_port: Optional[int]
     acls: tuple[SquidAcl, ...]
-    role_sources: tuple[tuple[str, tuple[str, ...]], ...]
-    client_cidrs: tuple[str, ...]  # NetworkPolicy ingress: every proxied role's sources
+    role_sources: tuple[tuple[str, tuple[str, ...]], ...]  # roles, then source groups (squid.source_key)
+    client_cidrs: tuple[str, ...]  # NetworkPolicy ingress: every proxied role's and group's sources
     egress_ports: tuple[str, ...]  # NetworkPolicy egress besides DNS: the ports the ACLs allow
     not_proxied: tuple[NotProxied, ...]
     stack: str
@@ -81,11 +84,11 @@ class EgressProxyPlan(Strict):
 
 def _role_sources(profile: Profile, roles: Iterable[str]) -> dict[str, tuple[str, ...]]:
     out = {}
-    for role in sorted(roles):
+    for role in sorted(roles, key=source_key):
         sources = tuple(dict.fromkeys([*profile.role_sources(role), *(profile.pod_cidrs if role == "nodes" else ())]))
-        if not sources:
+        if not sources:  # a group always has CIDRs (the profile checks them)
             raise EgressProxyCompileError(f"the egress proxy serves role '{role}' but it has no source CIDRs. Fix: set "
-                                          f"egress-matrix:{ROLE_SOURCE_KEYS[role]} in the stack, or remove '{role}' from egress-matrix:egressProxyRoles")
+                                          f"egress-matrix:{profile.source_setting(role)} in the stack, or remove '{role}' from egress-matrix:egressProxyRoles")
         out[role] = sources
     return out
 
@@ -110,7 +113,7 @@ def _check_cluster_ip(profile: Profile) -> None:
 
 def compile_egress_proxy(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> EgressProxyPlan:
     entries = {entry.id: entry for entry in catalog.entries}
-    acls, not_proxied = compile_acls(requirements, profile.egress_proxy_roles, entries)
+    acls, not_proxied = compile_acls(requirements, profile.enforced(profile.egress_proxy_roles), entries)
     if not acls:
         raise EgressProxyCompileError(f"the egress proxy has nothing to allow: no HTTP/HTTPS requirement of the roles "
                                       f"{', '.join(profile.egress_proxy_roles)}. Fix: check egress-matrix:egressProxyRoles and platforms")

@@ -7,8 +7,12 @@ Squid's matching, as the engine behaves (tests/test_squid_engine.py pins each po
 - Two entries of one ``dstdomain`` ACL that overlap (``a.x`` and ``.x``) are FATAL: covered entries are dropped.
 - HTTPS is ``CONNECT`` to the required ports only; plain HTTP is a proxied ``GET http://...`` (not CONNECT, protocol
   HTTP) to the required ports only; both only from the role's sources; ``http_access deny all`` ends the list.
+- ACL names are at most 62 characters (Squid refuses longer ones) and one name is one ACL (a name defined twice with
+  two types is FATAL): both are checked here, so a long catalog, feature or group name is one clear error.
 One ACL per (platform, feature, role, protocol, ports), named like every target's rules (DESIGN.md, "Explainable
 rules") and commented with the entry ids, so turning a feature on adds its own lines and leaves the others alone.
+A source group (``sourceGroups``) is a role of its own: its ``src`` ACL (``group-<name>``) holds exactly its CIDRs, and
+its entries' ACLs allow only from it; roles come first, then groups by name, so a new group only adds lines.
 What a forward proxy cannot carry (other protocols, address or service-tag destinations) is listed, not dropped.
 """
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Iterable, Literal
 
 from ...addresses import format_ports
 from ...errors import EgressError
-from ...models import Requirement, Strict
+from ...models import ROLES, Requirement, Strict
 from ..naming import feature_parts, rule_stem
 from ..options import requirement_label
 
@@ -55,7 +59,18 @@ def port_acl_name(ports: str) -> str:
 
 
 def role_acl_name(role: str) -> str:
-    return f"role-{role}"
+    """The ``src`` ACL of a role (``role-nodes``) or of a source group (``group-payments``)."""
+    return f"role-{role}" if role in ROLES else f"group-{role}"
+
+
+def source_key(role: str) -> tuple[bool, str]:
+    """Roles by name (as before groups existed, so their lines never move), then source groups by name."""
+    return role not in ROLES, role
+
+
+# Squid 5.7 defines an ACL of 63 characters ("too long, max 63 characters supported" above that, FATAL), but an
+# http_access line finds names of up to 62 only ("ACL not found", FATAL): tests/test_kubernetes_groups.py pins both.
+SQUID_ACL_NAME_MAX = 62
 
 
 def subdomain_regex(wildcard: str) -> str:
@@ -123,18 +138,48 @@ def compile_acls(requirements: Iterable[Requirement], roles: Iterable[str], entr
                 (group["wildcards"] if name.startswith("*.") else group["hosts"]).add(name)
             group["ids"].update(ids)
     acls = []
-    names: dict[str, tuple] = {}
+    names: dict[str, str] = {}
     for (stem, protocol, ports, role), group in sorted(groups.items()):
         default = {"https": "443", "http": "80"}[protocol]
         name = f"{stem}-{protocol}" if ports == default else f"{stem}-{protocol}-{ports.replace(',', '_')}"
-        if name in names:
-            raise EgressProxyCompileError(f"two ACLs would be named '{name}' ({names[name]} and {(stem, protocol, ports)})")
-        names[name] = (stem, protocol, ports)
+        mine = f"{_source(role)} (entries {_ids(sorted(group['ids']))})"
+        if name in names:  # a feature and a group can run together ('core-payments' for nodes, no feature for 'payments')
+            raise EgressProxyCompileError(f"two ACLs of the egress proxy would be named '{name}': one for {names[name]}, one for {mine}. "
+                                          "Fix: rename the feature or the source group so their names do not run together")
+        names[name] = mine
         domains, subdomains = _normalise(group["hosts"], group["wildcards"])
         acls.append(SquidAcl(name=name, role=role, protocol=protocol, ports=ports, domains=domains, subdomains=subdomains,
                              entry_ids=tuple(sorted(group["ids"]))))
     not_proxied.sort(key=lambda n: n.requirement)
+    _check_names(acls)
     return tuple(acls), tuple(not_proxied)
+
+
+def _source(role: str) -> str:
+    return f"role '{role}'" if role in ROLES else f"source group '{role}'"
+
+
+def _ids(ids) -> str:
+    return ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+
+
+def _check_names(acls: list[SquidAcl]) -> None:
+    """Every ACL name the allowlist defines fits Squid's limit and names one ACL only (allowlist_text's names)."""
+    owners: dict[str, str] = {"CONNECT": "the CONNECT method", "http-scheme": "the HTTP scheme"}
+    for acl in acls:
+        what, ids = _source(acl.role), _ids(acl.entry_ids)
+        names = [(role_acl_name(acl.role), f"the sources of {what}"), (port_acl_name(acl.ports), f"ports {acl.ports}"),
+                 *([(acl.name, f"entries {ids}")] if acl.domains else []), *([(acl.regex_name, f"entries {ids}")] if acl.subdomains else [])]
+        for name, owner in names:
+            if len(name) > SQUID_ACL_NAME_MAX:
+                group = f"the group's name in egress-matrix:sourceGroups ('{acl.role}')" if acl.role not in ROLES else ""
+                fix = (f"shorten {group}" if name == role_acl_name(acl.role) else
+                       f"shorten {group + ' or ' if group else ''}the name of the catalog or feature behind those entries")
+                raise EgressProxyCompileError(f"the egress proxy's ACL '{name}' (for {owner}, {what}) is {len(name)} characters; Squid refuses "
+                                              f"ACL names over {SQUID_ACL_NAME_MAX}. Fix: {fix}")
+            if owners.setdefault(name, owner) != owner:
+                raise EgressProxyCompileError(f"the egress proxy would define ACL '{name}' twice: for {owners[name]} and for {owner}. "
+                                              "Fix: rename the catalog, feature or source group behind one of them")
 
 
 def _wrap(directive: str, values: Iterable[str], width: int = 100) -> list[str]:
@@ -154,7 +199,7 @@ def allowlist_text(acls: tuple[SquidAcl, ...], role_sources: dict[str, tuple[str
     """The access-control part of squid.conf: role and port ACLs, one commented ACL per allow, http_access lines."""
     lines = ["# --- egress-matrix allowlist: one ACL per platform, feature, role, protocol and ports; ids are matrix entries ---",
              "acl CONNECT method CONNECT", "acl http-scheme proto HTTP"]
-    for role in sorted({a.role for a in acls}):
+    for role in sorted({a.role for a in acls}, key=source_key):
         lines += _wrap(f"acl {role_acl_name(role)} src", role_sources[role])
     for ports in sorted({a.ports for a in acls}, key=lambda p: (len(p), p)):
         lines.append(f"acl {port_acl_name(ports)} port {ports.replace(',', ' ')}")
@@ -174,4 +219,4 @@ def allowlist_text(acls: tuple[SquidAcl, ...], role_sources: dict[str, tuple[str
 
 
 __all__ = ["EgressProxyCompileError", "NotProxied", "SquidAcl", "allowlist_text", "compile_acls", "port_acl_name", "proxied_option", "role_acl_name",
-           "subdomain_regex"]
+           "source_key", "subdomain_regex"]
