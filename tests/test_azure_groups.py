@@ -234,3 +234,20 @@ def test_adding_a_group_registers_its_own_resources_only(tmp_path):
     chain = {r.name: r for r in after.values() if r.type == IP_GROUP_TYPE}
     assert chain["egress-gpu-nodes"].dependencies == (chain["egress-nodes"].urn,)
     assert chain["egress-payments"].dependencies == (chain["egress-gpu-nodes"].urn,)
+
+
+def test_a_group_with_more_entries_than_one_description_names_gets_its_rule_in_parts(project_copy):
+    """120 stack entries for one group: more ids than one description takes (1,024 characters). The rule is split by
+    destination into parts, each naming exactly its own entries; together they allow every entry and nothing else."""
+    entries = "".join(f"    - {{id: api-{i:03d}, destination: api-{i:03d}.payments.example.com, role: payments, purpose: API {i}, owner: t, "
+                      f"reference: PAY-{i}}}\n" for i in range(120))
+    catalog, profile, reqs, plan = compiled(project_copy, "  egress-matrix:sourceGroups:\n    payments: [10.10.17.0/24]\n  egress-matrix:entries:\n" + entries)
+    parts = plan.groups[1].collections[0].rules
+    assert [r.name for r in parts] == ["stack-core-payments-https", "stack-core-payments-https-part-2"]
+    assert all(len(r.description) <= 1024 for r in parts)
+    for rule in parts:  # each part names the entries of exactly its destinations
+        ids = rule.description.removeprefix("egress-matrix entries: ").split(", ")
+        assert ids == [f"stack/{host.split('.')[0]}" for host in rule.target_fqdns]
+    assert sum(len(r.target_fqdns) for r in parts) == 120
+    verdict = azure.evaluate(render(plan), azure.enforced(catalog, profile, reqs), catalog)
+    assert (verdict.missing, verdict.extra) == ((), ())

@@ -96,11 +96,15 @@ def _app_suffix(protocols: tuple[tuple[str, int], ...]) -> str:
     return f"{protocols[0][0].lower()}-{'_'.join(str(port) for _, port in protocols)}"
 
 
+def _description(entry_ids: Iterable[str]) -> str:
+    return f"egress-matrix entries: {', '.join(sorted(set(entry_ids)))}"
+
+
 def _describe(rule_name: str, entry_ids: Iterable[str]) -> str:
-    text = f"egress-matrix entries: {', '.join(sorted(set(entry_ids)))}"
+    text = _description(entry_ids)
     if len(text) > MAX_DESCRIPTION:
         raise AzureCompileError(f"rule {rule_name}: its entry ids make a {len(text)}-character description, over {MAX_DESCRIPTION}. "
-                                "Fix: split the feature in the matrix")
+                                "Fix: split the feature in the matrix (in an own catalog: merge the entries that name the same destination)")
     return text
 
 
@@ -113,8 +117,10 @@ def compile_azure(catalog: Catalog, profile: Profile, requirements: Iterable[Req
         raise AzureCompileError(f"{source}: {exc}" if source else str(exc)) from None
 
 
-# A bucket becomes one rule: (platform, feature, role, form, protocol/ports[, transport]) -> destinations, entry ids.
+# A bucket becomes one rule: (platform, feature, role, form, protocol/ports[, transport]) -> (destination -> the entry ids
+# behind it, all its entry ids).
 _Key = tuple[str, Optional[str], str, str, tuple]
+_Bucket = tuple[dict[str, set[str]], set[str]]
 
 
 def _bucket_key(platform: str, feature: Optional[str], req: Requirement, option: ResolvedAlternative, form: str) -> _Key:
@@ -125,17 +131,34 @@ def _bucket_key(platform: str, feature: Optional[str], req: Requirement, option:
     return (platform, feature, req.role, family, (transport, tuple(str(p) for p in option.ports)))
 
 
-def _rule(key: _Key, destinations: set[str], entry_ids: set[str]) -> ApplicationRule | NetworkRule:
+def _rules(key: _Key, bucket: _Bucket, own: bool) -> list[ApplicationRule | NetworkRule]:
+    """A bucket's rule. An own catalog may hold hundreds of entries for one group, more ids than one description takes:
+    its bucket is split, by destination in sorted order, into parts (the first keeps the name, then '-part-2', ...), each
+    naming its own entries. A vendor (platform, feature) never is: the matrix is split by feature instead."""
+    owners, entry_ids = bucket
+    if not own or not owners or len(_description(entry_ids)) <= MAX_DESCRIPTION:
+        return [_rule(key, set(owners), entry_ids)]
+    parts: list[tuple[set[str], set[str]]] = [(set(), set())]
+    for destination in sorted(owners):
+        if parts[-1][0] and len(_description(parts[-1][1] | owners[destination])) > MAX_DESCRIPTION:
+            parts.append((set(), set()))
+        parts[-1][0].add(destination)
+        parts[-1][1].update(owners[destination])
+    return [_rule(key, destinations, ids, number) for number, (destinations, ids) in enumerate(parts, 1)]
+
+
+def _rule(key: _Key, destinations: set[str], entry_ids: set[str], part: int = 1) -> ApplicationRule | NetworkRule:
     platform, feature, role, form, spec = key
     stem = rule_stem(platform, feature, role)
+    suffix = f"-part-{part}" if part > 1 else ""
     if form == "tag":
         name = f"{stem}-https-fqdn-tag"
         return ApplicationRule(name=name, role=role, protocols=(("Https", 443),), fqdn_tags=(FQDN_TAG,), description=_describe(name, entry_ids))
     if form == "application":
-        name = f"{stem}-{_app_suffix(spec)}"
+        name = f"{stem}-{_app_suffix(spec)}{suffix}"
         return ApplicationRule(name=name, role=role, protocols=spec, target_fqdns=tuple(sorted(destinations)), description=_describe(name, entry_ids))
     transport, ports = spec
-    name = f"{stem}-{transport.lower()}-{'_'.join(ports)}" + ("-fqdns" if form == "fqdns" else "")
+    name = f"{stem}-{transport.lower()}-{'_'.join(ports)}" + ("-fqdns" if form == "fqdns" else "") + suffix
     destination = {"destination_fqdns" if form == "fqdns" else "destination_addresses": tuple(sorted(destinations))}
     return NetworkRule(name=name, role=role, ip_protocols=(transport,), destination_ports=ports, description=_describe(name, entry_ids), **destination)
 
@@ -143,7 +166,7 @@ def _rule(key: _Key, destinations: set[str], entry_ids: set[str]) -> Application
 def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> AzurePlan:
     entries = {entry.id: entry for entry in catalog.entries}
     enforced = set(profile.enforced(profile.azure_roles))
-    buckets: dict[_Key, tuple[set[str], set[str]]] = {}
+    buckets: dict[_Key, _Bucket] = {}
     choices: list[Choice] = []
     for req in requirements:
         if req.role not in enforced:
@@ -158,13 +181,14 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
             else:
                 chosen = chosen or choose(req, lambda o: _azure_form(o, profile.azure_dns_proxy), "Azure Firewall", AzureCompileError, choices)
                 key, destinations = _bucket_key(platform, feature, req, *chosen), chosen[0].destinations
-            bucket = buckets.setdefault(key, (set(), set()))
-            bucket[0].update(destinations)
+            bucket = buckets.setdefault(key, ({}, set()))
+            for destination in destinations:
+                bucket[0].setdefault(destination, set()).update(entry_ids)
             bucket[1].update(entry_ids)
 
     groups = []
     for platform in sorted({key[0] for key in buckets}, key=lambda p: azure_band(catalog, p)):
-        rules = [_rule(key, *bucket) for key, bucket in buckets.items() if key[0] == platform]
+        rules = [rule for key, bucket in buckets.items() if key[0] == platform for rule in _rules(key, bucket, platform in catalog.own)]
         _check_unique_names(platform, rules)
         network = sorted((r for r in rules if isinstance(r, NetworkRule)), key=lambda r: r.name)
         application = sorted((r for r in rules if isinstance(r, ApplicationRule)), key=lambda r: r.name)
