@@ -230,17 +230,25 @@ class Squid:
     def connect(self, host: str, port: int, source: str | None = None) -> int:
         """Status of ``CONNECT host:port HTTP/1.1`` (an IPv6 literal is bracketed): 200 when tunnelled, 403 when denied.
         ``source``: the client's address, any of 127.0.0.0/8 (default 127.0.0.1)."""
-        status, sock = _request(self.port, f"CONNECT {_authority(host, port)} HTTP/1.1\r\nHost: {_authority(host, port)}\r\n\r\n", source)
+        status, sock = self._request(f"CONNECT {_authority(host, port)} HTTP/1.1\r\nHost: {_authority(host, port)}\r\n\r\n", source)
         sock.close()
         return status
 
     def get(self, host: str, port: int = 80, path: str = "/", source: str | None = None) -> int:
         """Status of a plain-HTTP proxy request ``GET http://host[:port]/path`` (``:80`` left out, as clients do)."""
         authority = _authority(host, port)[:-3] if port == 80 else _authority(host, port)
-        status, sock = _request(self.port, f"GET http://{authority}{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n",
-                                source)
+        status, sock = self._request(f"GET http://{authority}{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n", source)
         sock.close()
         return status
+
+    def _request(self, request: str, source: str | None) -> tuple[int, socket.socket]:
+        """``_request`` to this Squid; a refused connection says whether Squid still runs, and how its log ends."""
+        try:
+            return _request(self.port, request, source)
+        except ConnectionRefusedError as exc:
+            state = f"exited with {self.process.returncode}" if self.process.poll() is not None else "still running"
+            raise ConnectionRefusedError(f"squid on 127.0.0.1:{self.port} refused a connection from {source or '127.0.0.1'} ({state}); "
+                                         f"its cache.log ends:\n{self.cache_log()[-2000:]}") from exc
 
     def tls_get(self, host: str, port: int = 443, path: str = "/") -> str:
         """CONNECT, then TLS with SNI ``host`` and ``GET path`` through the tunnel; the upstream's body (``sni=... host=...``).

@@ -137,3 +137,18 @@ def test_a_config_squid_rejects_fails_fast_with_its_log(tmp_path):
     with pytest.raises(RuntimeError, match="(?s)squid exited with 1 before accepting.*unrecognized"):
         with running_squid("http_acces deny all\n", HOSTS, tmp_path):
             pass
+
+
+@pytest.mark.engine
+@needs_squid
+def test_requests_come_from_the_source_asked_and_a_squid_gone_says_so(tmp_path):
+    """``source`` is the client address Squid's src ACLs see (any of 127.0.0.0/8); a refused request says whether Squid
+    still runs, with its log's end (a flake seen once under load, with nothing else to go by)."""
+    allowlist = "acl pool src 127.0.17.0/24\nacl names dstdomain -n archive.ubuntu.com\nhttp_access allow pool names\nhttp_access deny all\n"
+    with running_squid(allowlist, HOSTS, tmp_path, tls_ports=(), http_ports=(80,)) as running:
+        assert [running.get("archive.ubuntu.com", source=s) for s in ("127.0.17.5", "127.0.0.1", "127.0.18.5")] == [200, 403, 403]
+        assert " 127.0.17.5 " in (running.rundir / "access.log").read_text().replace("\t", " ")
+        running.process.kill()
+        running.process.wait(timeout=10)
+        with pytest.raises(ConnectionRefusedError, match=r"(?s)refused a connection from 127\.0\.17\.5 \(exited with -9\); its cache\.log ends:\n.*Accepting"):
+            running.get("archive.ubuntu.com", source="127.0.17.5")
