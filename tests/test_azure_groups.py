@@ -32,7 +32,7 @@ PAYMENTS = "  egress-matrix:sourceGroups:\n    payments: [10.10.17.0/24]\n  egre
 def write_stack(directory: Path, extra: str, cluster: str = "aks-public", name: str = "grp") -> str:
     """aks-public with ``extra`` settings (an own catalog's features turned on when it names one), its cluster renamed."""
     text = (ROOT / "stacks" / "Pulumi.aks-public.yaml").read_text().replace("clusterName: aks-public", f"clusterName: {cluster}")
-    if "egress-matrix:catalogs: [teams]" in extra:
+    if "egress-matrix:catalogs: [team-catalog]" in extra:
         text = text.replace("features: [pod-api-access,", "features: [core-payments, pod-api-access,")
     (directory / "stacks" / f"Pulumi.{name}.yaml").write_text(text + extra)
     return name
@@ -136,13 +136,13 @@ entries:
     (PAYMENTS + "  egress-matrix:azureIpGroupIds: [paymnets=/subscriptions/s/resourceGroups/r/providers/Microsoft.Network/ipGroups/g]\n", "aks-public",
      "egress-matrix:azureIpGroupIds names 'paymnets', which is neither a role (nodes, control-plane, seed, bastion, workstation) nor a "
      "source group of the stack (payments). Fix: declare it under egress-matrix:sourceGroups, or correct the name before '='"),
-    (PAYMENTS + "  egress-matrix:catalogs: [teams]\n", "aks-public",
+    (PAYMENTS + "  egress-matrix:catalogs: [team-catalog]\n", "aks-public",
      "two rules of team would both be named team-core-payments-https: one for role 'nodes' (egress-matrix entries: team/fx), "
      "one for source group 'payments' (egress-matrix entries: team/pay). Fix: rename the feature or the source group"),
 ])
 def test_what_azure_cannot_take_is_refused_clearly(project_copy, extra, cluster, message):
-    (project_copy / "teams").mkdir()
-    (project_copy / "teams" / "team.yaml").write_text(TEAM)
+    (project_copy / "team-catalog").mkdir()
+    (project_copy / "team-catalog" / "team.yaml").write_text(TEAM)
     with pytest.raises(AzureCompileError) as info:
         compiled(project_copy, extra, cluster)
     assert message in str(info.value)
