@@ -43,7 +43,7 @@ STACK = """config:
   egress-matrix:nodeSources: [10.0.0.0/16]
   egress-matrix:sourceGroups:
     payments: [10.0.32.0/24]
-  egress-matrix:catalogs: [teams]
+  egress-matrix:catalogs: [own-teams]
   egress-matrix:entries:
     - id: datadog-eu
       destination: api.datadoghq.eu
@@ -56,8 +56,8 @@ STACK = """config:
 
 @pytest.fixture
 def own_project(project_copy: Path, monkeypatch) -> Project:
-    (project_copy / "teams").mkdir()
-    (project_copy / "teams" / "payments.yaml").write_text(PAYMENTS)
+    (project_copy / "own-teams").mkdir()
+    (project_copy / "own-teams" / "payments.yaml").write_text(PAYMENTS)
     (project_copy / "stacks" / "Pulumi.own.yaml").write_text(STACK)
     monkeypatch.setenv("EGRESS_TODAY", "2027-01-10")
     return Project(project_copy)

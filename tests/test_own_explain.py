@@ -100,7 +100,7 @@ def test_json_carries_the_approval_and_the_group(own, run_cli):
     assert (need["role"], need["citations"], need["group"], need["sources"]) == ("nodes", [], None, [])
     assert need["approvals"] == [{"entry": "datadog-eu/intake", "catalog": "datadog-eu", "owner": "team-platform",
                                   "reference": "https://tickets.example.com/OPS-9", "expires": None,
-                                  "written": f"{own}/own-teams/datadog-eu.yaml: entry 'intake' (line 6) of own catalog 'datadog-eu' "
+                                  "written": "own-teams/datadog-eu.yaml: entry 'intake' (line 6) of own catalog 'datadog-eu' "
                                              "(listed in egress-matrix:catalogs)"}]
 
 

@@ -91,7 +91,7 @@ def test_an_entry_of_a_listed_catalog_is_named_by_its_catalog_and_file(project_c
     code, out, err = run_cli("catalog", "check", "--stack", "own", "--project", str(project_copy))
     message = " ".join(err.split())
     assert code == 1 and out == ""
-    assert (f"stacks/Pulumi.own.yaml: stack 'own': {project_copy}/own-teams/payments.yaml: entry 'everything' (line 5) of own catalog "
+    assert (f"stacks/Pulumi.own.yaml: stack 'own': own-teams/payments.yaml: entry 'everything' (line 5) of own catalog "
             "'payments' (listed in egress-matrix:catalogs) (own entry payments/everything): field 'destination' = '*' (https/443) allows "
             "any destination") in message
 

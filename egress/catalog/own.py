@@ -54,6 +54,8 @@ def stack_catalog(vendor: Catalog, profile: Profile, root: Path, stack_file: str
             for path in _catalog_files(ref, root, stack_file, stack):
                 collector.add(path, read_yaml(path))
         catalog = _with_registries(collector.finish(), profile, stack_file, stack)
+        prefix = f"{root.resolve()}/"  # where an entry is written, as a path in the project (the reader's view)
+        catalog = catalog.model_copy(update={"origins": {key: value.removeprefix(prefix) for key, value in catalog.origins.items()}})
         _check_sources(catalog, vendor, profile, stack_file, stack)
         return _without_expired(catalog, on or today())
 

@@ -156,6 +156,9 @@ class Collector:
                        if forbidden == "approval" else "remove it: the catalog is the file's platform")
                 raise CatalogError(path, where, forbidden, merged[forbidden], "not a field of this file's entries", fix)
         if self.base is None:
+            if isinstance(merged.get("id"), str) and "/" in merged["id"]:
+                raise CatalogError(path, where, "id", merged["id"], "a vendor entry's id has no '/' (own entries' ids are namespaced with one)",
+                                   "use lower-case letters, digits and inner '-'")
             entry = _validate(Entry, merged, path, where)
             if entry.citation is None:
                 raise CatalogError(path, where, "citation", None, "required field is missing", "add 'citation: {source: <id>, section: <heading>}'")
