@@ -1,5 +1,6 @@
 """AwsSecurityGroupEgress: the plan's egress security groups, one ``aws.vpc.SecurityGroupEgressRule`` per CIDR and
-port range.
+port range. A source group's groups are like a role's: tagged with its name (``egress-matrix:role``), which is how the
+policy pack and ``egress explain`` tell whose egress they carry.
 
 Never inline ``egress`` blocks: mixing them with rule resources makes the two fight over the group's rules (perpetual
 diffs, rules revoked; terraform-provider-aws#32379, pulumi-aws#3729). A group created by pulumi-aws loses AWS's
@@ -13,6 +14,7 @@ from typing import Optional
 import pulumi
 import pulumi_aws as aws
 
+from egress.models import ROLES
 from egress.targets.aws.deployed import ROLE_TAG
 from egress.targets.aws.plan import AwsPlan, SecurityGroupRule, rule_resource_name
 
@@ -40,8 +42,9 @@ class AwsSecurityGroupEgress(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         ids = {}
         for group in plan.security_groups:
+            what = f"the {group.role} role" if group.role in ROLES else f"the {group.role} source group"
             created = aws.ec2.SecurityGroup(group.name, vpc_id=vpc_id, tags={"Name": group.name, ROLE_TAG: group.role},
-                                            description=f"egress-matrix {plan.cluster}: egress of the {group.role} role",
+                                            description=f"egress-matrix {plan.cluster}: egress of {what}",
                                             opts=pulumi.ResourceOptions(parent=self, protect=protect))
             for rule in group.rules:
                 aws.vpc.SecurityGroupEgressRule(rule_resource_name(group.name, rule), security_group_id=created.id, **egress_rule_args(rule),

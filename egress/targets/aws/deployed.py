@@ -33,7 +33,8 @@ def rule_group_body(resource: DeployedResource) -> dict[str, Any]:
                                                             "GeneratedRulesType": listed.get("generatedRulesType")}}
     else:
         rules_source = {"RulesString": source.get("rulesString", "")}
-    ip_sets = {s["key"]: {"Definition": list(s["ipSet"]["definitions"])} for s in (group.get("ruleVariables") or {}).get("ipSets", [])}
+    ip_sets = {s["key"]: {"Definition": list(s["ipSet"]["definitions"])}
+               for s in sorted((group.get("ruleVariables") or {}).get("ipSets", []), key=lambda s: s["key"])}  # by name, as render
     return {"RuleGroupName": resource.name, "Type": props.get("type"), "Capacity": props.get("capacity"), "Description": props.get("description", ""),
             "RuleGroup": {"RuleVariables": {"IPSets": ip_sets}, "RulesSource": rules_source,
                           "StatefulRuleOptions": {"RuleOrder": (group.get("statefulRuleOptions") or {}).get("ruleOrder")}}}

@@ -16,10 +16,14 @@ its every-port match, names that only end the same way, addresses or ports nobod
 Bounded time: a role may have thousands of sources and every rule repeats them. Only the firewall's rules depend on
 the source, so each (port, destination) is walked through the rules once for all of a role's sources at a time
 (``SourcePieces``: a bit per source), and the first failing flow is the one the per-source order would have met first.
+A stack may have thousands of exact rules (source groups' own entries): a flow meets only the rules that can match it
+(``RuleIndex``), in file order.
 """
 from __future__ import annotations
 
+import heapq
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Optional
 
@@ -39,11 +43,57 @@ DROPPING_DEFAULTS = {"aws:drop_established", "aws:drop_strict"}
 DEFAULT_DROP = "no rule passes it (the policy's default action aws:drop_established)"
 
 
-def _firewall_failure(rules: list[Rule], flow: Flow, pieces: SourcePieces) -> Optional[tuple[int, str]]:
+def _exact_name(rule: Rule) -> Optional[str]:
+    """The one host a rule's names match (one ``startswith; endswith`` content, in the case the engine compares), or None."""
+    if len(rule.names) != 1 or rule.opaque:
+        return None
+    match = rule.names[0]
+    text = match.text.lower() if match.nocase else match.text
+    if not (match.startswith and match.endswith) or (match.dotprefix and not text.startswith(".")):
+        return None
+    return text[1:] if match.dotprefix else text
+
+
+@dataclass(frozen=True)
+class RuleIndex:
+    """The rules file in strict order, with the rules a flow can meet found without walking them all: a rule matching one
+    exact host can cover or overlap only a flow to that host (or, as a drop, a flow to addresses, which its names do
+    not rule out; or a wildcard flow, which gets every rule). Thousands of a source group's exact rules stay cheap."""
+
+    rules: tuple[Rule, ...]
+    general: tuple[int, ...]  # positions of the rules any flow may meet
+    exact_blocks: tuple[int, ...]  # positions of the exact-host drops (they overlap a flow to addresses)
+    by_name: dict[str, tuple[int, ...]]  # exact host -> positions of the rules matching only it
+
+    @classmethod
+    def of(cls, rules: Iterable[Rule]) -> "RuleIndex":
+        rules = tuple(rules)
+        general, blocks, by_name = [], [], {}
+        for position, rule in enumerate(rules):
+            if rule.to_client:
+                continue  # matches no flow to a server
+            host = _exact_name(rule)
+            if host is None:
+                general.append(position)
+                continue
+            by_name.setdefault(host, []).append(position)
+            if rule.blocks:
+                blocks.append(position)
+        return cls(rules, tuple(general), tuple(blocks), {host: tuple(found) for host, found in by_name.items()})
+
+    def meeting(self, flow: Flow) -> Iterable[Rule]:
+        """The rules that may cover or overlap ``flow``, in file order."""
+        if flow.subdomains_of:
+            return self.rules
+        others = self.by_name.get(flow.name, ()) if flow.name else self.exact_blocks
+        return (self.rules[i] for i in heapq.merge(self.general, others))
+
+
+def _firewall_failure(rules: RuleIndex, flow: Flow, pieces: SourcePieces) -> Optional[tuple[int, str]]:
     """Strict order for every source of ``pieces`` at once (``flow``'s own source is ignored): per source, the first pass
     that covers it or drop that overlaps it decides. The first source (index) not passed and why; None: all passed."""
     undecided, first = pieces.all, None
-    for rule in rules:
+    for rule in rules.meeting(flow):
         if rule.allows:
             if _covers_destination(rule, flow):
                 undecided &= ~pieces.covered_by(rule.sources)
@@ -85,12 +135,16 @@ def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement]) 
     requirements = list(requirements)
     pieces = _pieces_of()
     missing = []
+    index = RuleIndex.of(rules) if rules is not None else None
+    by_role: dict[str, list[SecurityGroupRule]] = {}
+    for sg_rule in sg_rules:
+        by_role.setdefault(sg_rule.role, []).append(sg_rule)
     for req in requirements:
         reasons = []
-        role_groups = [r for r in sg_rules if r.role == req.role]
+        role_groups = by_role.get(req.role, [])
         for option in req.options():
             flows = _destination_flows(option) if len(pieces(req)) else []
-            why = _first_failure(req.role, flows, pieces(req), role_groups, rules)
+            why = _first_failure(req.role, flows, pieces(req), role_groups, index)
             if flows and not why:
                 break
             reasons.append(why or "the role has no source CIDRs")
@@ -118,7 +172,7 @@ def _pieces_of() -> Callable[[Requirement], SourcePieces]:
 
 
 def _first_failure(role: str, flows: list[Flow], pieces: SourcePieces, role_groups: list[SecurityGroupRule],
-                   rules: Optional[list[Rule]]) -> str:
+                   rules: Optional[RuleIndex]) -> str:
     """Why the first flow that is not allowed fails, in the order sources, then ports and destinations (``flows``);
     '' when all are allowed. The security groups do not look at the source: one that fails fails the first source."""
     first: Optional[tuple[int, int, str]] = None  # (source index, flow index, why)

@@ -13,43 +13,67 @@ from .rules import _APP_TRANSPORT, ANY_PORT, Rule
 Pieces = Callable[[Requirement], SourcePieces]  # a requirement's sources, judged all at once
 
 
-def _needed_names(requirements: list[Requirement], rule: Rule, pieces: Pieces) -> list[tuple[ResolvedAlternative, str]]:
-    """(option, destination) of the name requirements whose role's sources lie inside the rule's sources."""
+Need = tuple[Requirement, ResolvedAlternative, str]  # a requirement, its option, one destination (lower case)
+
+
+class Needed:
+    """The requirements' names by protocol, exact host and wildcard domain, so a rule finds the few it may serve without
+    walking them all (a source group's thousands of exact entries)."""
+
+    def __init__(self, requirements: list[Requirement], pieces: Pieces):
+        self.pieces = pieces
+        self.hosts: dict[tuple[str, str], list[Need]] = {}  # (protocol, host) -> needs
+        self.wildcards: dict[tuple[str, str], list[Need]] = {}  # (protocol, domain of '*.domain') -> needs
+        for req in requirements:
+            for option in req.options():
+                if option.kind in ("fqdn", "wildcard", "url"):
+                    for destination in (d.lower() for d in option.destinations):
+                        if destination.startswith("*."):
+                            self.wildcards.setdefault((option.protocol, destination[2:]), []).append((req, option, destination))
+                        else:
+                            self.hosts.setdefault((option.protocol, destination), []).append((req, option, destination))
+
+    def _inside(self, rule: Rule, needs: list[Need]) -> list[Need]:
+        """The needs whose requirement's sources lie inside the rule's sources."""
+        if rule.sources is None:
+            return needs
+        return [n for n in needs if (p := self.pieces(n[0])).covered_by(rule.sources) == p.all]
+
+    def host(self, rule: Rule, protocol: str, name: str) -> list[Need]:
+        return self._inside(rule, self.hosts.get((protocol, name), []))
+
+    def wildcards_above(self, rule: Rule, protocol: str, name: str) -> list[Need]:
+        """The wildcards '*.w' with ``name`` equal to w or below it."""
+        labels = name.split(".")
+        return [n for i in range(len(labels)) for n in self._inside(rule, self.wildcards.get((protocol, ".".join(labels[i:])), []))]
+
+
+def _name_rule_extra(rule: Rule, needed: Needed) -> list[str]:
+    """What a tls.sni / http.host pass opens beyond the names (and ports) the requirements ask for, counting only the
+    requirements whose sources lie inside the rule's."""
     protocol = "https" if rule.app == "tls" else "http"
-    out = []
-    for req in requirements:
-        if rule.sources is not None and pieces(req).covered_by(rule.sources) != pieces(req).all:
-            continue
-        for option in req.options():
-            if option.protocol == protocol and option.kind in ("fqdn", "wildcard", "url"):
-                out += [(option, d.lower()) for d in option.destinations]
-    return out
-
-
-def _name_rule_extra(rule: Rule, requirements: list[Requirement], pieces: Pieces) -> list[str]:
-    """What a tls.sni / http.host pass opens beyond the names (and ports) the requirements ask for."""
-    needed = _needed_names(requirements, rule, pieces)
-    hosts = {d for _, d in needed if not d.startswith("*.")}
-    wildcards = {d[2:] for _, d in needed if d.startswith("*.")}
     allows, used_ports = [], []
     for match in rule.names:
         text = match.text.lower()
         if match.startswith and match.endswith:
             host = text[1:] if match.dotprefix else text
-            needed_here = [(o, d) for o, d in needed if d == host or any(host.endswith("." + w) for w in wildcards if d == f"*.{w}")]
+            # the host itself, or a wildcard strictly above it
+            needed_here = needed.host(rule, protocol, host) + [n for n in needed.wildcards_above(rule, protocol, host) if n[2] != f"*.{host}"]
             if not needed_here:
                 allows.append(f"{host}, which no requirement names")
         elif match.endswith and text.startswith("."):
             domain = text[1:]
-            if match.dotprefix and domain not in hosts:
+            apex = needed.host(rule, protocol, domain)
+            if match.dotprefix and not apex:
                 allows.append(f"the apex {domain}")
-            needed_here = [(o, d) for o, d in needed if d == domain or (d.startswith("*.") and ("." + domain).endswith("." + d[2:]))]
-            if not any(("." + domain).endswith("." + w) for w in wildcards):
+            above = needed.wildcards_above(rule, protocol, domain)  # '*.w' with w the domain or above it
+            needed_here = apex + above
+            if not above:
                 allows.append(f"every name below {domain}, which no requirement asks for")
         else:
             needed_here = []
             allows.append(f"every name {'ending with' if match.endswith else 'containing'} '{match.text}'")
-        used_ports += [p for o, _ in needed_here for p in o.ports]
+        used_ports += [p for _, o, _ in needed_here for p in o.ports]
     if used_ports and not all(ports_cover(used_ports, p) for p in rule.ports):
         asked = format_ports(sorted(set(used_ports), key=lambda p: p.start))
         allows.append(f"every port, not only {asked}" if rule.ports == (ANY_PORT,) else f"ports {format_ports(rule.ports)}, not only {asked}")
@@ -77,10 +101,11 @@ def _address_rule_extra(rule: Rule, flows: list[Flow]) -> list[str]:
 def extra_rules(rules: list[Rule], requirements: list[Requirement], pieces: Pieces) -> list[str]:
     out = []
     address_flows = _address_flows(requirements, pieces)
+    needed = Needed(requirements, pieces)
     for rule in rules:
         if not rule.allows or rule.opaque or rule.to_client:
             continue
-        allows = _name_rule_extra(rule, requirements, pieces) if rule.names else _address_rule_extra(rule, address_flows)
+        allows = _name_rule_extra(rule, needed) if rule.names else _address_rule_extra(rule, address_flows)
         if allows:
             what = f" ({rule.app_buffer} {rule.names[0].text})" if rule.names else ""
             out.append(f"{rule.label}{what}: allows {'; '.join(allows)}")

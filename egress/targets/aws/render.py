@@ -1,7 +1,7 @@
 """What AWS gets, from an AwsPlan (pure): ``render(plan)`` -> {relative path: text}, exactly as ``egress render`` writes it.
 
 - ``aws/rule-groups/<group>.json``: each CreateRuleGroup request body (botocore's shapes; the tests validate them).
-- ``aws/rules.suricata``: what the firewall engine runs, every group in policy order with ``$HOME_NET`` expanded: the
+- ``aws/rules.suricata``: what the firewall engine runs, every group in policy order with its IP set variables expanded: the
   rules string of Suricata groups, and for domain lists the rules AWS documents that it generates from a list
   (Network Firewall Developer Guide, suricata-examples: a pass per target, then a drop per target type).
 - ``aws/firewall-policy.json``: the CreateFirewallPolicy body when the stack creates the policy, or
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Iterable
+import re
+from typing import Any, Iterable, Mapping
 
 from .plan import SID_BASE, SID_SPAN, AwsPlan, RuleGroup, SecurityGroupPlan
 
@@ -27,7 +28,8 @@ def rule_group_body(group: RuleGroup) -> dict[str, Any]:
         source = {"RulesString": group.rules_string}
     return {
         "RuleGroupName": group.name, "Type": "STATEFUL", "Capacity": group.capacity, "Description": group.description,
-        "RuleGroup": {"RuleVariables": {"IPSets": {"HOME_NET": {"Definition": list(group.home_net)}}}, "RulesSource": source,
+        "RuleGroup": {"RuleVariables": {"IPSets": {name: {"Definition": list(cidrs)} for name, cidrs in group.variables.items()}},
+                      "RulesSource": source,
                       "StatefulRuleOptions": {"RuleOrder": "STRICT_ORDER"}},
     }
 
@@ -81,20 +83,34 @@ def domain_list_rules(group: str, source: dict[str, Any]) -> list[str]:
     return rules
 
 
+_VARIABLE = re.compile(r"\$([A-Za-z][A-Za-z0-9_]*)")
+
+
+def expand(text: str, variables: Mapping[str, Iterable[str]]) -> str:
+    """A rule with each IP set variable the group defines (``$HOME_NET``, a source group's ``$G_<GROUP>``) replaced by
+    its addresses; any other ``$NAME`` (``$EXTERNAL_NET``, a policy's) is left as it is."""
+    def value(match: re.Match) -> str:
+        definition = variables.get(match.group(1))
+        if definition is None:
+            return match.group(0)
+        definition = list(definition)
+        return definition[0] if len(definition) == 1 else f"[{','.join(definition)}]"
+    return _VARIABLE.sub(value, text)
+
+
 def engine_rules(groups: Iterable[tuple[int, dict[str, Any]]]) -> str:
     """What the engine runs for (priority, CreateRuleGroup body) pairs: every group's rules in priority order, domain
-    lists as the rules AWS generates from them, ``$HOME_NET`` expanded to the group's own variable. Built from the
-    bodies (not the plan) so the policy pack can rebuild it from deployed resources."""
+    lists as the rules AWS generates from them, the group's own IP set variables expanded (``$HOME_NET``, a source
+    group's). Built from the bodies (not the plan) so the policy pack can rebuild it from deployed resources."""
     lines = []
     for priority, body in sorted(groups, key=lambda pair: pair[0]):
         group = body["RuleGroup"]
-        definition = group["RuleVariables"]["IPSets"]["HOME_NET"]["Definition"]
-        home_net = definition[0] if len(definition) == 1 else f"[{','.join(definition)}]"
+        variables = {name: value["Definition"] for name, value in group["RuleVariables"]["IPSets"].items()}
         source = group["RulesSource"]
         form = "domain-list" if "RulesSourceList" in source else "suricata"
         lines.append(f"# {body['RuleGroupName']} (priority {priority}, {form}, capacity {body['Capacity']})")
         texts = domain_list_rules(body["RuleGroupName"], source["RulesSourceList"]) if form == "domain-list" else source["RulesString"].splitlines()
-        lines.extend(text.replace("$HOME_NET", home_net) for text in texts)
+        lines.extend(expand(text, variables) for text in texts)
     return "".join(line + "\n" for line in lines)
 
 
