@@ -15,7 +15,7 @@ from egress.targets.aws.compile import compile_aws
 from egress.targets.aws.deployed import RULE_GROUP_TYPE, artefacts
 from egress.targets.aws.evaluate import RULES_FILE
 from egress.targets.aws.policy import ExistingFirewallPolicy, check_existing_policy
-from egress.targets.aws.priorities import KIND_BANDS, MAX_OFFSET, offset, offset_of_name
+from egress.targets.aws.priorities import GROUPS_OFFSET, GROUPS_SHARDS, KIND_BANDS, MAX_OFFSET, groups_kind, offset, offset_of_name
 from egress.targets.aws.plan import AwsCompileError
 
 from aws_stacks import stack, req
@@ -51,6 +51,10 @@ def test_every_kind_and_role_has_a_fixed_slot():
     assert offset("addresses", "workstation") < offset("tls-sni", "nodes") < offset("http-host", "nodes")
     assert offset_of_name("egress-x-nodes-control-plane-tls-sni") == offset("tls-sni", "control-plane")
     assert offset_of_name("egress-dev-seed-addresses") == 200 and offset_of_name("shared-threats") is None
+    # The source groups' rule groups: the first band's last slot (roles may grow to 9), 10 apart when there are several.
+    assert [offset_of_name(f"egress-x-{groups_kind(k)}") for k in range(GROUPS_SHARDS)] == [900 + 10 * k for k in range(GROUPS_SHARDS)]
+    assert GROUPS_OFFSET == 900 and max(offset("rules", r) for r in ROLE_SOURCE_KEYS) + 400 < GROUPS_OFFSET < offset("tls-sni", "nodes")
+    assert offset_of_name("egress-x-nodes-rules") == 0 and offset_of_name("egress-groups-nodes-rules") == 0
 
 
 def test_every_allowed_base_keeps_every_slot_within_awss_priority_range():
@@ -59,7 +63,7 @@ def test_every_allowed_base_keeps_every_slot_within_awss_priority_range():
     lowest = next(m.ge for m in field.metadata if isinstance(m, annotated_types.Ge))
     highest = next(m.le for m in field.metadata if isinstance(m, annotated_types.Le))
     assert shape.metadata["min"] <= lowest and highest + MAX_OFFSET <= shape.metadata["max"] == 65535
-    assert MAX_OFFSET == max(offset(k, r) for k, r in itertools.product(KIND_BANDS, ROLE_SOURCE_KEYS)) + 500  # room for 5 more roles
+    assert MAX_OFFSET == max(offset(k, r) for k, r in itertools.product(KIND_BANDS, ROLE_SOURCE_KEYS)) + 500  # 5 free slots (4 in the first band)
     catalog, profile, reqs = stack("dev", aws_network_firewall_rules="domain-list", aws_roles=tuple(ROLE_SOURCE_KEYS),
                                    control_plane_sources=("10.3.0.0/16",), workstation_sources=("10.4.0.0/16",), aws_priority_base=highest)
     plan = compile_aws(catalog, profile, [*reqs, *(req("203.0.113.9/32", "cidr", "tcp", role=r) for r in ROLE_SOURCE_KEYS)])
