@@ -28,9 +28,9 @@ def check_profile(catalog: Catalog, profile: Profile, file: str | Path = "stack"
     for platform in profile.platforms:
         if platform not in catalog.platforms:
             fail("platforms", platform, "unknown platform", f"use one of: {', '.join(catalog.platforms)}")
-    for platform in profile.aws_platforms:
-        if platform not in profile.platforms:
-            fail("awsPlatforms", platform, "not one of the stack's platforms", f"use some of: {', '.join(profile.platforms)}")
+    for platform in profile.aws_platforms:  # a vendor platform of the stack, or one of its own catalogs
+        if platform not in profile.platforms and platform not in catalog.own:
+            fail("awsPlatforms", platform, "not one of the stack's platforms or own catalogs", f"use some of: {', '.join((*profile.platforms, *catalog.own))}")
     for feature in profile.features:
         if feature not in catalog.features:
             fail("features", feature, "unknown feature", f"use one of: {', '.join(catalog.features)}")
