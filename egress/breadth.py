@@ -184,3 +184,25 @@ def public_suffix(name: str) -> Optional[str]:
     if domain in covering or psl.is_public(domain):
         return domain
     return None
+
+
+@lru_cache(maxsize=1)
+def _private_suffixes() -> frozenset[str]:
+    """The Public Suffix List's private domains: names under which anyone may register their own (github.io,
+    ngrok-free.app, blob.core.windows.net)."""
+    private, names = False, set()
+    with open(publicsuffixlist.PSLFILE, encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            private = (private or line == "// ===BEGIN PRIVATE DOMAINS===") and line != "// ===END PRIVATE DOMAINS==="
+            if private and line and not line.startswith(("//", "!")):
+                names.add(_ascii(line.removeprefix("*.")).lower())
+    return frozenset(names)
+
+
+@lru_cache(maxsize=8192)
+def shared_suffix(name: str) -> Optional[str]:
+    """The private public suffix (PSL private domains) a wildcard ``*.x`` or ``.x`` is or lies directly on, else None:
+    ``*.github.io`` allows every GitHub Pages site, ``*.x.github.io`` one user's."""
+    domain = name.strip().lower().removeprefix("*.").lstrip(".").rstrip(".")
+    return domain if domain in _private_suffixes() else None

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .catalog.own import expiry_notices
 from .project import Project
-from .targets.guard import check_own_entries, duplicate_notices, own_ids
+from .targets.guard import check_own_entries, check_own_entries_together, duplicate_notices, own_ids
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ def check_stack(project: Project, stack: str) -> StackCheck:
     """Load, resolve and guard one stack (raises the first error); what it adds, and its warnings."""
     catalog, profile, requirements = project.requirements(stack)
     check_own_entries(catalog, profile, requirements, f"{project.stack_file(stack)}: stack '{stack}'")
+    check_own_entries_together(catalog, profile, requirements, f"{project.stack_file(stack)}: stack '{stack}'")
     own = Counter(e.catalog for e in catalog.entries if e.catalog is not None)
     own_entries = own_ids(catalog)
     resolved = {i for req in requirements for i in req.entry_ids if i in own_entries}

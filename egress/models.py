@@ -125,11 +125,15 @@ class Retirement(Strict):
     citation: Citation
 
 
+# One line of text: no control characters (a newline would end a Markdown table in a pull-request comment, or a log line).
+LINE = r"^[^\x00-\x1f\x7f]+$"
+
+
 class Approval(Strict):
     """Who approved an own entry (in place of a vendor citation): an owner, a reference to the decision, an expiry."""
 
-    owner: str = Field(min_length=1)
-    reference: str = Field(min_length=1)  # a ticket id or URL
+    owner: str = Field(min_length=1, pattern=LINE)
+    reference: str = Field(min_length=1, pattern=LINE)  # a ticket id or URL
     expires: Optional[datetime.date] = None  # the entry stops resolving on this date
 
     def describe(self) -> str:

@@ -14,7 +14,7 @@ from typing import Literal, Optional
 from pydantic import Field, field_validator
 
 from .addresses import AddressError, parse_cidr
-from .models import ROLES, SLUG, Alternative, Conditions, Level, PortItem, Protocol, Strict
+from .models import LINE, ROLES, SLUG, Alternative, Conditions, Level, PortItem, Protocol, Strict
 
 GROUP_NAME = r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$"  # like clusterName: it ends up in resource names (IP Group, security group)
 
@@ -45,8 +45,8 @@ class StackEntry(Strict):
     role: str = Field("nodes", pattern=SLUG)  # a role or a source group
     level: Level = "required"
     purpose: str = Field(min_length=1)
-    owner: str = Field(min_length=1)
-    reference: str = Field(min_length=1)
+    owner: str = Field(min_length=1, pattern=LINE)
+    reference: str = Field(min_length=1, pattern=LINE)
     expires: Optional[datetime.date] = None
     feature: Optional[str] = Field(default=None, pattern=SLUG)
     when: Conditions = Conditions()

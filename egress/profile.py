@@ -683,8 +683,13 @@ def _structured_error(file: str | Path, stack: str, key: str, error: dict[str, A
         problem, fix = "unknown field", f"remove it or use one of: {allowed}"
     elif error["type"] == "literal_error":
         problem, fix = "not an allowed value", f"use one of {error['ctx']['expected']}"
+    elif error["type"] == "string_pattern_mismatch" and "\\x00" in str(error["ctx"]["pattern"]):
+        problem, fix = "holds a control character (a line break, a tab)", "write it on one line"
     elif error["type"] == "string_pattern_mismatch":
         problem, fix = "not a valid name", "use lower-case letters, digits and inner '-' (a stable slug)"
+    elif error["type"] == "string_type":
+        problem, fix = "not text", (f"quote it in the stack file, or set it with pulumi config set --path "
+                                    f"'{PROJECT}:{path}' '<value>' --type string (--path stores a number otherwise)")
     else:
         problem, fix = error["msg"], f"correct the value (egress-matrix:{key}: {structured_keys()[key]['description']})"
     line = _deepest_line(lines or {}, path)

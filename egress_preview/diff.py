@@ -56,7 +56,8 @@ print(json.dumps(snapshot(preview(open_project(Path(sys.argv[1])), sys.argv[2]))
 
 # What the base's code gets from the environment: enough for Python to start, nothing that opens anything (no cloud or
 # Pulumi credentials, no kubeconfig, no tokens): the base is code from a branch, and it is executed.
-_BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "SYSTEMROOT")
+# EGRESS_TODAY and TZ: the base is judged on the head's date (own entries' expiry), never on another day's.
+_BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "SYSTEMROOT", "EGRESS_TODAY", "TZ")
 _REF_FIX = "Fix: pass a commit, branch or tag that exists (in CI, fetch the base branch: actions/checkout with fetch-depth: 0)"
 # The base is the committed bytes: a user's line-ending settings (core.autocrlf, core.eol) would hand its code over
 # converted, and a global attributes file (export-ignore) incomplete. The repository's own .gitattributes still apply.

@@ -83,7 +83,7 @@ def requirement_source(req: dict) -> str:
     cites = [f"{c['doc']} {c.get('section', '')}".strip() for c in req.get("citations", [])[:2]]
     cites += [f"{a['entry']} approved by {a.get('owner')} ({a.get('reference')}{', expires ' + a['expires'] if a.get('expires') else ''})"
               for a in req.get("approvals") or ()]
-    return "; ".join(cites)
+    return _cell("; ".join(cites))  # approvals are the stack author's text: escaped like every other cell
 
 
 class RuleGroups:

@@ -99,3 +99,10 @@ def test_egress_diff_of_a_change_to_the_stacks_own_entries(repo, run_cli, monkey
     assert "- **~** `azure-native:network:FirewallPolicyRuleCollectionGroup` **egress-stack**" in out
     assert "  - `~ stack-application/stack-core-payments-https (-old.example.com) (for group payments)`" in out
     assert "  - `+ stack-application/stack-core-https (1: api.datadoghq.eu)`" in out  # the nodes' rule: no group
+
+
+def test_an_approval_cannot_break_the_table_of_requirements_added():
+    from egress_preview.diff_own import requirement_source
+
+    cell = requirement_source({"approvals": [{"entry": "stack/x", "owner": "team | ops", "reference": "OPS-1 | <!--"}]})
+    assert "|" not in cell.replace("\\|", "") and "\n" not in cell

@@ -145,6 +145,13 @@ def _check_sources(catalog: Catalog, vendor: Catalog, profile: Profile, stack_fi
         if entry.id in vendor_ids or entry.role in ROLES or entry.role in profile.source_groups:
             continue
         groups = ", ".join(sorted(profile.source_groups)) or "(none)"
+        written = catalog.origins.get(entry.id, "")
+        if written and entry.catalog not in STACK_CATALOGS:  # an entry of a listed catalog: name its file and line
+            file, _, where = written.partition(": ")
+            raise ProfileError(file, where, "role", entry.role,
+                               f"neither a role nor a source group of stack '{stack}' (groups: {groups}), which lists this catalog",
+                               f"add it to egress-matrix:sourceGroups in {stack_file} with its CIDRs (e.g. {entry.role}: [10.0.0.0/24]), "
+                               f"or use a role: {', '.join(ROLES)}")
         raise ProfileError(stack_file, f"stack '{stack}'", f"entry {entry.id} role", entry.role,
                            f"neither a role nor a source group of this stack (groups: {groups})",
                            f"add it to egress-matrix:sourceGroups with its CIDRs (e.g. {entry.role}: [10.0.0.0/24]), or use a role: {', '.join(ROLES)}")

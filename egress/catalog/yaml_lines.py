@@ -45,6 +45,9 @@ def read_yaml(path: Path) -> Any:
             return loader.get_single_data()
         finally:
             loader.dispose()
+    except ValueError as exc:  # a plain scalar PyYAML resolves but cannot build, e.g. the date 2026-13-01
+        raise CatalogError(path, "", "(file)", "", f"a value YAML reads as a date or number cannot be built: {exc}",
+                           "quote it (dates as 'YYYY-MM-DD' text), or correct it") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else ""

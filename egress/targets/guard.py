@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..addresses import format_ports
-from ..breadth import describe_share, networks_of, port_span, public_share, public_suffix
+from ..breadth import shared_suffix, describe_share, networks_of, port_span, public_share, public_suffix
 from ..errors import EgressError
 from ..flows import Accepted, Allow, Limits, judge
 from ..models import Catalog, Requirement
@@ -126,21 +126,24 @@ def _without_port(entry: str) -> str:
 
 def check_breadth(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> None:
     """Raise BreadthError with the first finding (own entries, sources, noProxy, then the requirements), naming what to fix."""
+    requirements = list(requirements)
     check_own_entries(catalog, profile, requirements, source)
-    if profile.allow_broad_egress:
-        return
     limits = limits_of(profile)
     where = f"{source}: " if source else ""
-    for role in (*ROLE_SOURCE_KEYS, *sorted(profile.source_groups)):  # a group's rules are an open relay as much as a role's
-        sources, key = profile.role_sources(role), profile.source_setting(role)
-        if public_share(networks_of(sources)) > limits.max_public_share:
-            raise BreadthError(f"{where}{PROJECT}:{key} = {list(sources)} covers {describe_share(networks_of(sources))} (more than maxPublicShare "
-                               f"{limits.max_public_share:g}%): a source that is the internet makes every rule an open relay. Fix: list the "
-                               f"role's own addresses (its subnets or egress IPs), or set {PROJECT}:allowBroadEgress: '<reason>'")
-    found = no_proxy_findings(((f"{PROJECT}:{key}", entry) for key, entry in no_proxy_inputs(profile)), limits)
-    if found:
-        raise BreadthError(f"{where}{found[0]}. Fix: list only the cluster's own networks and the domains that must not be proxied "
-                           f"(e.g. '.corp.example.com'), or set {PROJECT}:allowBroadEgress: '<reason>'")
+    if not profile.allow_broad_egress:
+        for role in (*ROLE_SOURCE_KEYS, *sorted(profile.source_groups)):  # a group's rules are an open relay as much as a role's
+            sources, key = profile.role_sources(role), profile.source_setting(role)
+            if public_share(networks_of(sources)) > limits.max_public_share:
+                raise BreadthError(f"{where}{PROJECT}:{key} = {list(sources)} covers {describe_share(networks_of(sources))} (more than maxPublicShare "
+                                   f"{limits.max_public_share:g}%): a source that is the internet makes every rule an open relay. Fix: list the "
+                                   f"role's own addresses (its subnets or egress IPs), or set {PROJECT}:allowBroadEgress: '<reason>'")
+        found = no_proxy_findings(((f"{PROJECT}:{key}", entry) for key, entry in no_proxy_inputs(profile)), limits)
+        if found:
+            raise BreadthError(f"{where}{found[0]}. Fix: list only the cluster's own networks and the domains that must not be proxied "
+                               f"(e.g. '.corp.example.com'), or set {PROJECT}:allowBroadEgress: '<reason>'")
+    check_own_entries_together(catalog, profile, requirements, source)
+    if profile.allow_broad_egress:
+        return
     judged = [req for req in requirements if not accepted(catalog, req)]
     found = judge(requirement_allows(judged), limits)
     if found:
@@ -191,8 +194,13 @@ def _option_problems(option, limits: Limits) -> list[str]:
             nets = networks_of([destination])
             if public_share(nets) > limits.max_public_share:
                 problems.append(f"{value} covers {describe_share(nets)} (more than maxPublicShare {limits.max_public_share:g}%)")
+        elif option.kind == "service-tag":
+            problems.append(f"{value} is a service tag: every address of that cloud service, where anyone may rent one")
         elif option.kind in ("fqdn", "wildcard", "url") and (suffix := public_suffix(destination)) is not None:
             problems.append(f"{value} is or covers the public suffix '{suffix}': it allows every domain under it")
+        elif option.kind == "wildcard" and (suffix := shared_suffix(destination)) is not None:
+            problems.append(f"{value} covers '{suffix}', where anyone may register a name (the Public Suffix List's private "
+                            "domains: hosting, tunnels, storage accounts)")
     span = port_span(option.ports)
     if span > limits.max_port_span:
         problems.append(f"field 'ports' = '{format_ports(option.ports)}' ({option.protocol} to {', '.join(option.destinations)}) opens "
@@ -225,6 +233,17 @@ def check_own_entries(catalog: Catalog, profile: Profile, requirements: Iterable
         more = f" ({len(found) - 1} more such finding(s) after it)" if len(found) > 1 else ""
         where = f"{source}: " if source else ""
         raise BreadthError(f"{where}{own_entry_origin(catalog, profile, entry_id)} (own entry {entry_id}): {problem}{more}. Fix: {_OWN_FIX}")
+
+
+def check_own_entries_together(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> None:
+    """Own entries judged together, as one more role's rules would be (98 entries of a /8 each, or 64 of 1,024 ports
+    each, are the internet); allowBroadEgress, a stack's acceptance of the vendors' wide rows, does not cover them."""
+    own, broad = own_ids(catalog), _broad_ids(catalog)
+    found = judge(requirement_allows([r for r in requirements if any(i in own and i not in broad for i in r.entry_ids)]), limits_of(profile))
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        where = f"{source}: " if source else ""
+        raise BreadthError(f"{where}the stack's own entries together allow more than its limits: {found[0]}{more}. Fix: {_OWN_FIX}")
 
 
 def duplicates(catalog: Catalog, requirements: Iterable[Requirement]) -> list[tuple[str, tuple[str, ...], Requirement]]:
