@@ -116,3 +116,16 @@ def test_squid_serves_stripe_to_the_payments_pool_only(project_copy, tmp_path):
     with running_squid(plan.allowlist, {host for _, host in want}, tmp_path / "squid") as squid:
         got = {(client, host): squid.connect(host, 443, source=client) for client, host in want}
     assert got == want
+
+
+def test_a_catalog_whose_last_entry_expired_keeps_its_protected_group_empty(monkeypatch):
+    """Deleting the group would be refused by protection and block every later update: it stays, with no rules."""
+    monkeypatch.setenv("EGRESS_TODAY", "2027-07-01")  # stack/pagerduty-events, the stack catalog's only entry, expired
+    catalog, profile, reqs = open_project(ROOT).requirements(STACK)
+    assert catalog.expired == ("stack/pagerduty-events",)
+    spec = TARGETS["azure"]
+    groups = {g.name: g for g in spec.compile(catalog, profile, reqs, STACK).groups}
+    assert (groups["egress-contoso-stack"].priority, groups["egress-contoso-stack"].collections) == (5000, ())
+    monkeypatch.setenv("EGRESS_TODAY", "2027-06-01")
+    catalog, profile, reqs = open_project(ROOT).requirements(STACK)
+    assert groups.keys() == {g.name for g in spec.compile(catalog, profile, reqs, STACK).groups}

@@ -187,7 +187,10 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
             bucket[1].update(entry_ids)
 
     groups = []
-    for platform in sorted({key[0] for key in buckets}, key=lambda p: azure_band(catalog, p)):
+    # An own catalog whose entries have all expired keeps its (empty) group: deleting it would be refused by protection,
+    # blocking every later update of the stack; removing the entries from the stack is the deliberate deletion.
+    expired = {entry_id.partition("/")[0] for entry_id in catalog.expired} & set(catalog.own)
+    for platform in sorted({key[0] for key in buckets} | expired, key=lambda p: azure_band(catalog, p)):
         rules = [rule for key, bucket in buckets.items() if key[0] == platform for rule in _rules(key, bucket, platform in catalog.own)]
         _check_unique_names(platform, rules)
         network = sorted((r for r in rules if isinstance(r, NetworkRule)), key=lambda r: r.name)
