@@ -153,3 +153,17 @@ def test_outputs_cite_the_approval_of_an_own_entry(own_project, run_cli):
     assert (stripe["citations"], stripe["approvals"]) == ([], [{"entry": "payments/stripe-api", "owner": "team-payments", "reference": "PAY-101"}])
     code, out, _ = run_cli("matrix", "--stack", "own", "--format", "csv", "--project", str(own_project.root))
     assert "payments,api.stripe.com,fqdn,https,443,required,Charges and refunds,payments/stripe-api approved by team-payments (PAY-101)," in out
+
+
+def test_a_pinned_band_stays_when_a_catalog_that_sorts_earlier_arrives(own_project):
+    catalogs = own_project.root / "own-teams"
+    (catalogs / "payments.yaml").write_text(PAYMENTS.replace("title: Payments team\n", "title: Payments team\nazure_band: 30\n"))
+    catalog, _, _ = own_project.requirements("own")
+    assert azure_band(catalog, "payments") == 30
+    (catalogs / "analytics.yaml").write_text(PAYMENTS.replace("platform: payments", "platform: analytics").replace("stripe-webhooks", "analytics-x"))
+    catalog, _, _ = own_project.requirements("own")
+    assert catalog.own == ("stack", "registries", "analytics", "payments")  # the folder's files in name order
+    assert [azure_band(catalog, name) for name in catalog.own] == [20, 21, 22, 30]
+    (catalogs / "analytics.yaml").write_text((catalogs / "analytics.yaml").read_text().replace("title: Payments team\n", "title: A\nazure_band: 30\n"))
+    with pytest.raises(Exception, match="payments.yaml: field 'azure_band' = 30: band 30 is platform analytics's"):
+        own_project.requirements("own")

@@ -30,6 +30,7 @@ OWN_KINDS = ("platform", "sources")  # what an own catalog's files may be
 # Own catalogs the stack itself makes: its entries (egress-matrix:entries) and its registries (containerRegistries).
 RESERVED_CATALOGS = {"stack": "own entries (egress-matrix:entries)", "registries": "container registries (egress-matrix:containerRegistries)"}
 AZURE_VENDOR_BANDS = 20  # bands 0-19 are the vendor platforms' (their files say which); own catalogs follow
+MAX_AZURE_BAND = 646  # azurePriorityBase (at least 400) + 100 x band stays within Azure's 65,000
 
 
 def _header(document: Any, path: Path) -> str:
@@ -72,7 +73,7 @@ class Collector:
         if self.base is not None and kind not in OWN_KINDS:
             raise CatalogError(path, "", "kind", kind, "not a kind an own catalog may hold", f"use one of {', '.join(OWN_KINDS)}")
         allowed = {
-            "platform": {"schema", "kind", "platform", "title", "features", "defaults", "entries"} | ({"azure_band", "exports"} if self.base is None else set()),
+            "platform": {"schema", "kind", "platform", "title", "features", "defaults", "entries", "azure_band"} | ({"exports"} if self.base is None else set()),
             "sources": {"schema", "kind", "sources"},
             "expansions": {"schema", "kind", "expansions"},
             "azure-locations": {"schema", "kind", "citations", "locations"},
@@ -176,8 +177,12 @@ class Collector:
         return entry
 
     def _azure_band(self, path: Path, platform: str, band: Any) -> None:
-        if not isinstance(band, int) or isinstance(band, bool) or not 0 <= band < AZURE_VENDOR_BANDS:
-            raise CatalogError(path, "", "azure_band", band, "not a vendor band", f"use a whole number 0-{AZURE_VENDOR_BANDS - 1}")
+        """A vendor platform's band (0-19), or an own catalog's pinned band (20 and up), so that no other catalog or file
+        moves its priority."""
+        low, high = (0, AZURE_VENDOR_BANDS - 1) if self.base is None else (AZURE_VENDOR_BANDS, MAX_AZURE_BAND)
+        if not isinstance(band, int) or isinstance(band, bool) or not low <= band <= high:
+            what = "a vendor band" if self.base is None else "an own catalog's band"
+            raise CatalogError(path, "", "azure_band", band, f"not {what}", f"use a whole number {low}-{high}")
         for other, (used, other_path) in self.azure_bands.items():
             if used == band:
                 raise CatalogError(path, "", "azure_band", band, f"band {band} is platform {other}'s ({other_path})", "give each platform its own band")
@@ -295,6 +300,7 @@ class Collector:
                 "platforms": {name: title for name, (title, _) in sorted(self.platforms.items())},
                 "entries": tuple(sorted((*self.base.entries, *(e for e, _, _ in self.entries)), key=lambda e: e.id)),
                 "own": (*self.base.own, *self.own),
+                "azure_bands": dict(sorted({**self.base.azure_bands, **{n: b for n, (b, _) in self.azure_bands.items()}}.items())),
                 "origins": {**self.base.origins, **self.origins},
             })
         if self.registry_kinds is not None:

@@ -81,10 +81,17 @@ def _tag_covers(req: Requirement, platform: str, feature: Optional[str], entry_i
 def azure_band(catalog: Catalog, platform: str) -> int:
     """A platform's or own catalog's priority band: a vendor platform's comes from its file (0-19), own catalogs follow
     in the stack's order (its entries, its registries, then egress-matrix:catalogs as listed: append, never reorder)."""
-    if platform in catalog.azure_bands:
+    if platform in catalog.azure_bands:  # a vendor platform's, or an own catalog's pinned band
         return catalog.azure_bands[platform]
     if platform in catalog.own:
-        return AZURE_VENDOR_BANDS + catalog.own.index(platform)
+        pinned = {band for band in catalog.azure_bands.values() if band >= AZURE_VENDOR_BANDS}
+        band = AZURE_VENDOR_BANDS
+        for name in (n for n in catalog.own if n not in catalog.azure_bands):
+            while band in pinned:
+                band += 1
+            if name == platform:
+                return band
+            band += 1
     raise AzureCompileError(f"platform {platform} has no Azure priority band. Fix: give matrix/{platform}.yaml an unused "
                             f"'azure_band:' (0-{AZURE_VENDOR_BANDS - 1})")
 
