@@ -123,7 +123,7 @@ class _Reader:
                 settings[name] = self._setting(node, self.declared[name])
                 parse_setting(settings[name], self.declared[name])  # the program's reading of the same text
             except _NodeProblem as exc:
-                raise self.fail(exc.node.line, f"config.{full}", _shown(exc.node), exc.problem, exc.fix) from None
+                raise self.fail(exc.node.line, f"config.{self.project}:{_path_at(node, name, exc.node)}", _shown(exc.node), exc.problem, exc.fix) from None
             except SettingProblem as exc:
                 raise self.fail(key.line, f"config.{full}", _shown(node), exc.problem, exc.fix) from None
             if self.declared[name]["type"] == "object":
@@ -179,6 +179,21 @@ def _structured(node: Node) -> Any:
     if node.plain and type(node.value) is int and DECIMAL.fullmatch(node.text) and node.yaml11 == "int":
         return node.value
     return _item(node, "string")
+
+
+def _path_at(node: Node, name: str, inner: Node) -> str:
+    """Where ``inner`` sits inside a setting's value (entries[0].expires), for an error about it; the setting's name else."""
+    if isinstance(node, Seq):
+        for index, item in enumerate(node.items):
+            found = _path_at(item, f"{name}[{index}]", inner)
+            if found != f"{name}[{index}]" or item is inner:
+                return found
+    elif isinstance(node, Map):
+        for key, value in node.entries:
+            found = _path_at(value, f"{name}.{key.text}", inner)
+            if found != f"{name}.{key.text}" or value is inner or key is inner:
+                return found
+    return name
 
 
 def _item_lines(node: Node, path: str) -> dict[str, int]:

@@ -120,7 +120,8 @@ def _package_catalog(name: str, fail) -> Path:
     if not found:
         known = sorted({ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)})
         raise fail(f"no installed package provides catalog '{name}' (entry point group {ENTRY_POINT_GROUP})",
-                   f"install the package into the project's virtualenv, or use one of: {', '.join(known) or '(none installed)'}")
+                   f"install the package into the project's virtualenv and the policy pack's (policy/venv), or use one of: "
+                   f"{', '.join(known) or '(none installed)'}")
     entry_point = found[0]
     try:
         value = entry_point.load()

@@ -142,8 +142,9 @@ class Collector:
             self.platforms[platform] = (platform, path)
         entry = self._entry({**raw, "platform": platform}, path, where, platform)
         if entry.id in self.entry_files:
-            other, _ = self.entry_files[entry.id]
-            raise CatalogError(path, where, "id", entry.id, f"duplicate id (also in {other})", "give every entry a unique id")
+            other, other_where = self.entry_files[entry.id]
+            raise CatalogError(path, where, "id", entry.id, f"duplicate id (also in {other}{', ' + other_where if other_where else ''})",
+                               "give every entry a unique id")
         self.entry_files[entry.id] = (path, where)
         self.entries.append((self._check_entry(entry, path, where), path, where))
         if self.base is not None:
