@@ -96,7 +96,9 @@ def _catalogs(catalog: Catalog) -> list[str]:
         f"so a band is {BAND_WIDTH} priorities wide. Bands 0-{AZURE_VENDOR_BANDS - 1} are the vendor platforms' (each platform file's "
         f"`azure_band`; two platforms on one band are refused). Own catalogs take bands {AZURE_VENDOR_BANDS} onward, always in "
         f"this order: {', '.join(f'`{n}`' for n in STACK_CATALOGS)}, then the catalogs of `egress-matrix:catalogs` as listed "
-        "(append a new catalog at the end: reordering the list moves the others' groups). A group priority over "
+        "(a folder's catalogs in file-name order; append a new catalog at the end: reordering the list, or a folder gaining a file "
+        "that sorts earlier, moves the others' groups). A catalog's file may pin its band with `azure_band: <20-646>`, which no "
+        "other catalog takes or moves. A group priority over "
         f"{MAX_PRIORITY}, or one in `azureExistingPriorities`, is refused.", "",
         "| band | catalog | priority at the default base |", "|---|---|---|",
     ]
