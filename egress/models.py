@@ -17,6 +17,8 @@ Role = Literal["nodes", "control-plane", "seed", "bastion", "workstation"]
 CloudVariant = Literal["azure-public", "azure-china", "azure-usgov"]
 # OpenShift's platformStatus.azure.cloudName enum (openshift/api config/v1 types_infrastructure.go, as CNO vendors it).
 AzureCloudName = Literal["AzurePublicCloud", "AzureUSGovernmentCloud", "AzureChinaCloud", "AzureGermanCloud", "AzureStackCloud"]
+# The Datadog sites an Agent sends to (the stack setting datadogSite; entries' condition datadog_sites).
+DatadogSite = Literal["datadoghq.com", "us3.datadoghq.com", "us5.datadoghq.com", "datadoghq.eu", "ap1.datadoghq.com", "ap2.datadoghq.com", "ddog-gov.com"]
 NodeOs = Literal["ubuntu", "azurelinux", "flatcar", "windows", "rhel", "rhcos"]
 
 PROTOCOLS: tuple[str, ...] = ("http", "https", "tcp", "udp")
@@ -70,7 +72,7 @@ class Conditions(Strict):
     not_clouds: Optional[tuple[CloudVariant, ...]] = None  # the stack's Azure cloud (if any) is none of these
     pods_use_api_server_fqdn: Optional[bool] = None  # pods carry kubernetes.azure.com/set-kube-service-host-fqdn (AKS)
     not_features: tuple[str, ...] = ()  # none of these features is enabled (e.g. an add-on that brings its own images)
-    datadog_sites: Optional[tuple[str, ...]] = None  # the stack's datadogSite is one of these
+    datadog_sites: Optional[tuple[DatadogSite, ...]] = None  # the stack's datadogSite is one of these
 
     def describe(self) -> list[str]:
         parts: list[str] = []

@@ -17,7 +17,7 @@ from .addresses import AddressError, check_ascii, parse_cidr, parse_domain, pars
 from .errors import ProfileError
 from .pem import check_certificates_only
 from .redact import refuse_credentials
-from .models import AzureCloudName, CloudVariant, Level, NodeOs, OpenShiftPlatform, Role
+from .models import AzureCloudName, CloudVariant, DatadogSite, Level, NodeOs, OpenShiftPlatform, Role
 from .own_settings import GROUP_NAME, StackEntry, check_groups, parse_catalog_ref
 from .registry_spec import ContainerRegistry, check_registry_list
 from .stack_file import read_stack_file
@@ -72,8 +72,7 @@ class Profile(BaseModel):
     ibm_public_gateway_ips: tuple[str, ...] = Field((), alias="ibmPublicGatewayIps", description="Floating IPs of the public gateways on the cluster's VPC subnets (exported for other teams' allowlists).")
     ibm_control_plane_cidrs: tuple[str, ...] = Field((), alias="ibmControlPlaneCidrs", description="IBM control plane CIDRs of the cluster's region (IBM-Cloud/kube-samples iam-firewall-ips; bare IPs as /32).")
     # The sites Datadog's "Getting Started with Datadog Sites" lists (matrix/sources.yaml datadog-sites), by site parameter.
-    datadog_site: Optional[Literal["datadoghq.com", "us3.datadoghq.com", "us5.datadoghq.com", "datadoghq.eu", "ap1.datadoghq.com",
-                                   "ap2.datadoghq.com", "ddog-gov.com"]] = Field(
+    datadog_site: Optional[DatadogSite] = Field(
         None, alias="datadogSite",
         description="Datadog site the Datadog Agent sends to (platform datadog), as its site parameter: datadoghq.com (US1), us3.datadoghq.com, "
                     "us5.datadoghq.com, datadoghq.eu (EU1), ap1.datadoghq.com, ap2.datadoghq.com or ddog-gov.com (US1-FED).")

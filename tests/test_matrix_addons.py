@@ -151,3 +151,11 @@ def test_gitops_and_agent_next_to_aks_get_their_own_azure_groups(catalog):
     assert rules["datadog-core-https"].target_fqdns == ("*.agent.datadoghq.eu",)
     assert rules["datadog-logs-https"].target_fqdns == ("agent-http-intake.logs.datadoghq.eu",)
     assert rules["flux-github-ssh-tcp-22-fqdns"].description == "egress-matrix entries: flux-github-ssh"
+
+
+@pytest.mark.parametrize("site", SITES)
+def test_remote_configuration_and_dbm_hosts_only_where_the_page_lists_them(catalog, site):
+    """Datadog's page lists config.<site> and the Database Monitoring intakes for every site but US1-FED (ddog-gov.com)."""
+    reqs = resolve(catalog, profile(platforms=["datadog"], datadogSite=site, features=["datadog-remote-config", "datadog-dbm"]))
+    listed = {f"config.{site}", f"dbm-metrics-intake.{site}", f"dbquery-intake.{site}"}
+    assert listed & {r.destination for r in reqs} == (set() if site == "ddog-gov.com" else listed)
