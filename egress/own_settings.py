@@ -57,17 +57,19 @@ class StackEntry(Strict):
     @field_validator("expires", mode="before")
     @classmethod
     def _iso_date(cls, value: object) -> object:
-        # JSON (what Pulumi hands the program) has no date type: an expiry is ISO text, YYYY-MM-DD exactly
-        if isinstance(value, str):
-            try:
-                return datetime.date.fromisoformat(value) if len(value) == 10 else _bad_date(value)
-            except ValueError:
-                return _bad_date(value)
+        return parse_expiry(value, "")
+
+
+def parse_expiry(value: object, label: str) -> object:
+    """An expiry as JSON (what Pulumi hands the program) holds it: ISO text, YYYY-MM-DD exactly (a date passes)."""
+    if value is None or (isinstance(value, datetime.date) and not isinstance(value, datetime.datetime)):
         return value
-
-
-def _bad_date(value: str) -> None:
-    raise AddressError(f"'{value}' is not a date", "write the date as YYYY-MM-DD, e.g. 2027-03-31")
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+        try:
+            return datetime.date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise AddressError(f"{label}'{value}' is not a date", "write the date as YYYY-MM-DD, e.g. 2027-03-31")
 
 
 class CatalogRef(Strict):

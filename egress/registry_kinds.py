@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Optional
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field
 
-from .addresses import AddressError, classify, parse_destination, parse_port
+from .addresses import AddressError, parse_destination, parse_port
+from .catalog.checks import _validate, _where
 from .errors import CatalogError
 from .models import CloudVariant, Citation, Protocol, Strict
 from .placeholders import names_in, substitute
@@ -212,38 +213,3 @@ def _check_placeholders(text: str, allowed: frozenset[str], path: Path, where: s
         rest = rest.replace(f"{{{name}}}", "")
     if "{" in rest or "}" in rest:
         raise CatalogError(path, where, field, text, "unbalanced or malformed placeholder", "write placeholders as {name}")
-
-
-def _where(raw: Any, label: str) -> str:
-    line = getattr(raw, "line", 0)
-    return f"{label} (line {line})" if line else label
-
-
-def _validate(model: type[BaseModel], raw: Any, path: Path, where: str) -> Any:
-    """pydantic's first error as one CatalogError naming the field (dotted), the value and a fix."""
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or "(kind)"
-        value = error.get("input")
-        if error["type"] == "extra_forbidden":
-            raise CatalogError(path, where, field, value, "unknown field", f"remove it or use one of: {', '.join(_fields_at(model, error['loc']))}") from None
-        if error["type"] == "missing":
-            raise CatalogError(path, where, field, None, "required field is missing", f"add '{field.rsplit('.', 1)[-1]}'") from None
-        if error["type"] == "literal_error":
-            raise CatalogError(path, where, field, value, "not an allowed value", f"use one of {error['ctx']['expected']}") from None
-        raise CatalogError(path, where, field, value, error["msg"], "correct the value") from None
-
-
-def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
-    """The fields of the model that holds the unknown one (loc[:-1] walks down through nested models and lists)."""
-    current: Any = model
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        annotation = current.model_fields[part].annotation
-        current = next((arg for arg in (annotation, *getattr(annotation, "__args__", ())) if isinstance(arg, type) and issubclass(arg, BaseModel)), None)
-        if current is None:
-            return []
-    return sorted(current.model_fields)

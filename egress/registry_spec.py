@@ -13,6 +13,7 @@ from typing import Any, Optional
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from .addresses import AddressError, parse_fqdn, parse_ip
+from .own_settings import parse_expiry
 from .models import CLOUD_VARIANTS, ROLES, SLUG, CloudVariant, Strict
 from .registry_kinds import REGISTRY_TYPES, RegistryType
 
@@ -109,15 +110,7 @@ class ContainerRegistry(Strict):
     @field_validator("expires", mode="before")
     @classmethod
     def _iso_date(cls, value: Any) -> Any:
-        # JSON (what Pulumi hands the program) has no date type: an expiry is ISO text, YYYY-MM-DD exactly
-        if value is None or (isinstance(value, datetime.date) and not isinstance(value, datetime.datetime)):
-            return value
-        if isinstance(value, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
-            try:
-                return datetime.date.fromisoformat(value)
-            except ValueError:
-                pass
-        raise AddressError(f"expires '{value}' is not a date", "write the date as YYYY-MM-DD, e.g. 2027-03-31")
+        return parse_expiry(value, "expires ")
 
     @field_validator("name")
     @classmethod

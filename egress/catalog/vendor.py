@@ -20,7 +20,6 @@ from ..errors import CatalogError
 from ..gcpause import paused_gc
 from ..models import DEFAULT_PORTS, ROLES, AllowlistExport, AzureLocation, Catalog, Citation, Entry, HostExpansion, NoProxyRule, Source
 from ..placeholders import PLACEHOLDERS, names_in, with_samples
-from ..registry_kinds import RegistryKinds, check_registry_citations, load_registry_kinds
 from .checks import _validate, _where, _with_default_ports, check_destination, check_ports
 from .yaml_lines import read_yaml
 
@@ -58,7 +57,7 @@ class Collector:
         self.platforms: dict[str, tuple[str, Path]] = {n: (t, Path("matrix")) for n, t in base.platforms.items()} if base else {}
         self.azure_bands: dict[str, tuple[int, Path]] = {}
         self.own: list[str] = []
-        self.registry_kinds: Optional[tuple[RegistryKinds, Path]] = None
+        self.registry_kinds: Optional[tuple[Any, Path]] = None  # (egress.registry_kinds.RegistryKinds, its file)
         self.origins: dict[str, str] = {}  # own entry id -> where it was written (for errors and explain)
         self.entries: list[tuple[Entry, Path, str]] = []
         self.expansions: list[tuple[HostExpansion, Path, str]] = []
@@ -240,6 +239,7 @@ class Collector:
             self.expansions.append((expansion.model_copy(update={"implies": tuple(implied)}), path, where))
 
     def _add_registry_kinds(self, path: Path, document: dict[str, Any]) -> None:
+        from ..registry_kinds import load_registry_kinds  # it builds on these checks: imported here, not at the top
         if self.registry_kinds is not None:
             raise CatalogError(path, "", "kind", "registry-kinds", f"registry kinds already defined in {self.registry_kinds[1]}",
                                "keep one registry-kinds file")
@@ -305,6 +305,8 @@ class Collector:
                 "origins": {**self.base.origins, **self.origins},
             })
         if self.registry_kinds is not None:
+            from ..registry_kinds import check_registry_citations
+
             check_registry_citations(self.registry_kinds[0], self.sources, self.registry_kinds[1])
         return Catalog(
             registry_kinds=self.registry_kinds[0] if self.registry_kinds else None,
