@@ -47,6 +47,11 @@ class Source(Strict):
     title: str = Field(min_length=1)
     url: Optional[str] = None
 
+    @property
+    def cited(self) -> str:
+        """How outputs name this document when they cite it (a reader must be able to open it)."""
+        return self.doc
+
 
 class Citation(Strict):
     source: str = Field(min_length=1)

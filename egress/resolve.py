@@ -223,7 +223,7 @@ def _expand(requirement: Requirement, entry: Entry, catalog: Catalog, profile: P
                     role=requirement.role, destination=destination, kind=implied.kind or "fqdn",
                     protocol=implied.protocol, ports=normalize_ports(parse_port(p) for p in implied.ports),
                     level=requirement.level, purposes=(implied.purpose,), entry_ids=(entry.id,),
-                    citations=((source.doc, implied.citation.section),), platforms=requirement.platforms,
+                    citations=((source.cited, implied.citation.section),), platforms=requirement.platforms,
                     via=(f"{expansion.host} (for {entry.id})",), sources=requirement.sources, retires=requirement.retires,
                     approvals=requirement.approvals,
                 ))
@@ -265,7 +265,7 @@ def _resolve(catalog: Catalog, profile: Profile, file: str | Path, stack: str) -
     for entry in sorted(catalog.entries, key=lambda e: e.id):
         if not applies(entry, profile):
             continue
-        citation = (catalog.sources[entry.citation.source].doc, entry.citation.section) if entry.citation else None
+        citation = (catalog.sources[entry.citation.source].cited, entry.citation.section) if entry.citation else None
         try:
             resolved = _requirements_for(entry, profile, values, citation)
         except ResolveError as exc:
