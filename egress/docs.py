@@ -2,6 +2,9 @@
 and the ``config:`` declarations of Pulumi.yaml from the Profile (``egress docs config``)."""
 from __future__ import annotations
 
+import datetime
+from typing import Optional
+
 import yaml
 
 from .catalog import export_entry
@@ -22,7 +25,7 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _differences(catalog: Catalog) -> list[str]:
+def _differences(catalog: Catalog, on: datetime.date) -> list[str]:
     """One place where a reviewer sees every deliberate departure from the vendor documents, and every retiring row."""
     differing = [e for e in catalog.entries if e.differs_because]
     lines = ["## Where this matrix differs from the vendor documents", "",
@@ -39,14 +42,27 @@ def _differences(catalog: Catalog) -> list[str]:
                           + [f"`{a['destination']}` {a['protocol']}/{','.join(map(str, a['ports']))}" for a in data["alternatives"]])
         citation = f"{data['citation']['doc']} § {data['citation']['section']}"
         lines.append("| " + " | ".join(_cell(x) for x in (entry.id, said, has, entry.differs_because, citation)) + " |")
-    retiring = [e for e in catalog.entries if e.retires]
-    lines += ["", "Rows the vendor has announced to retire (they still resolve; the date shows in `egress matrix --format json`):", "",
-              "| id | destination | retires | announced in |", "|---|---|---|---|"]
-    for entry in retiring:
-        assert entry.retires is not None
-        source = catalog.sources[entry.retires.citation.source]
-        lines.append("| " + " | ".join(_cell(x) for x in (entry.id, f"`{entry.destination}`", entry.retires.date.isoformat(),
-                                                           f"{source.doc} § {entry.retires.citation.section}")) + " |")
+    return lines + _retirements(catalog, on)
+
+
+def _retirements(catalog: Catalog, on: datetime.date) -> list[str]:
+    """Rows with a retirement date, split by whether it has passed (judged on today, or EGRESS_TODAY)."""
+    lines: list[str] = []
+    for passed, heading in ((True, "Retired rows: their date has passed, so they no longer resolve for any stack "
+                                   "(a stack whose feature is left with no row is warned to remove it):"),
+                            (False, "Rows the vendor has announced to retire: they resolve until the date "
+                                    "(`egress matrix --format json` shows it):")):
+        rows = [e for e in catalog.entries if e.retires and (e.retires.date <= on) == passed]
+        lines += ["", heading, ""]
+        if not rows:
+            lines.append("None.")
+            continue
+        lines += ["| id | destination | retires | announced in |", "|---|---|---|---|"]
+        for entry in rows:
+            assert entry.retires is not None
+            source = catalog.sources[entry.retires.citation.source]
+            lines.append("| " + " | ".join(_cell(x) for x in (entry.id, f"`{entry.destination}`", entry.retires.date.isoformat(),
+                                                               f"{source.cited} § {entry.retires.citation.section}")) + " |")
     return lines + [""]
 
 
@@ -113,7 +129,11 @@ def _catalogs(catalog: Catalog) -> list[str]:
     return lines + [""]
 
 
-def matrix_markdown(catalog: Catalog) -> str:
+def matrix_markdown(catalog: Catalog, on: Optional[datetime.date] = None) -> str:
+    """docs/MATRIX.md. Retirements are judged on ``on`` (default today, or EGRESS_TODAY): the file changes when a row retires."""
+    from .catalog.own import today
+
+    on = on or today()
     lines = [
         "# The required-endpoint matrix",
         "",
@@ -140,14 +160,14 @@ def matrix_markdown(catalog: Catalog) -> str:
             if entry.differs_because:
                 purpose += " — differs from the document (see below)"
             if entry.retires:
-                purpose += f" — **retires {entry.retires.date.isoformat()}**"
+                purpose += f" — **{'retired' if entry.retires.date <= on else 'retires'} {entry.retires.date.isoformat()}**"
             citation = f"{data['citation']['doc']} § {data['citation']['section']}"
             lines.append("| " + " | ".join(_cell(x) for x in (
                 entry.id, entry.role, f"`{entry.destination}`", f"{entry.protocol}/{','.join(map(str, data['ports']))}",
                 entry.level, entry.variant or "all", entry.feature or "core", ", ".join(entry.when.describe()) or "—",
                 alternatives or "—", purpose, citation)) + " |")
         lines.append("")
-    lines += _differences(catalog)
+    lines += _differences(catalog, on)
     lines += ["## Host expansions", "",
               "A requirement whose host is listed here brings the further hosts a pull or download really touches.", "",
               "| host | implies | note | citation |", "|---|---|---|---|"]

@@ -10,6 +10,7 @@ from typing import Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .addresses import DestinationKind, PortRange, format_ports
+from .runs_on import Cloud
 
 Protocol = Literal["http", "https", "tcp", "udp"]
 Level = Literal["required", "recommended", "optional"]
@@ -78,6 +79,10 @@ class Conditions(Strict):
     pods_use_api_server_fqdn: Optional[bool] = None  # pods carry kubernetes.azure.com/set-kube-service-host-fqdn (AKS)
     not_features: tuple[str, ...] = ()  # none of these features is enabled (e.g. an add-on that brings its own images)
     datadog_sites: Optional[tuple[DatadogSite, ...]] = None  # the stack's datadogSite is one of these
+    # Where the client's machines run (runsOn): the entry's role, or for an implied host the role of the requirement it expands.
+    runs_on: Optional[tuple[Cloud, ...]] = None  # the role runs on one of these
+    not_runs_on: Optional[tuple[Cloud, ...]] = None  # the role's place is unknown or none of these
+    runs_on_regions: Optional[tuple[str, ...]] = None  # the role's region is one of these
 
     def describe(self) -> list[str]:
         parts: list[str] = []
@@ -101,6 +106,12 @@ class Conditions(Strict):
             parts.append(f"feature {feature} off")
         if self.datadog_sites:
             parts.append("datadog-site in " + "/".join(self.datadog_sites))
+        if self.runs_on:
+            parts.append("runs on " + "/".join(self.runs_on))
+        if self.not_runs_on:
+            parts.append("runs on none of " + "/".join(self.not_runs_on))
+        if self.runs_on_regions:
+            parts.append("runs in region " + "/".join(self.runs_on_regions))
         if self.pods_use_api_server_fqdn is not None:
             parts.append(f"pods-use-api-server-fqdn={'yes' if self.pods_use_api_server_fqdn else 'no'}")
         return parts
@@ -200,6 +211,9 @@ class HostExpansion(Strict):
     implies: tuple[ImpliedHost, ...] = ()
     note: Optional[str] = None
     citation: Citation
+    # False where the key is only a name (docker.io/...: no client connects to docker.io for a pull): a requirement on
+    # it is replaced by its implied hosts, which carry its entry, images and citation.
+    contacted: bool = True
 
 
 class AllowlistExport(Strict):
@@ -256,6 +270,8 @@ class Catalog(Strict):
     azure_bands: dict[str, int] = {}  # vendor platform -> its Azure priority band (from its file)
     own: tuple[str, ...] = ()  # the stack's own catalogs, in the order their Azure bands follow the vendor bands
     expired: tuple[str, ...] = ()  # own entries left out because their approval expired
+    retired: tuple[str, ...] = ()  # vendor entries left out because their retirement date has passed
+    retired_features: tuple[str, ...] = ()  # features the stack turns on whose every row for it has retired
     origins: dict[str, str] = {}  # own entry id -> where it is written ("teams/payments.yaml: entry 'stripe-api' (line 12)")
     # what a pull from each kind of private registry touches (matrix/registry-kinds.yaml): an egress.registry_kinds.RegistryKinds,
     # typed loosely here because that module builds on these models (importing it here would be circular)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Literal
+from typing import TYPE_CHECKING, Callable, Literal, Optional
 
 if TYPE_CHECKING:
     from .models import Catalog
@@ -25,6 +25,8 @@ class Placeholder:
     sample: str
     values: Callable[["Profile", "Catalog"], tuple[str, ...]]
     derived_from: tuple[str, ...] = ()  # stack keys it is computed from when stack_key itself is unset
+    # Filled per client rather than per stack (the role or source group of the entry): values() is then empty.
+    for_role: Optional[Callable[["Profile", str], tuple[str, ...]]] = None
 
     @property
     def setting(self) -> str:
@@ -41,6 +43,11 @@ def _service_tag_region(profile: "Profile", catalog: "Catalog") -> tuple[str, ..
     if profile.cloud is None or profile.location is None:
         return ()
     return _one(catalog.service_tag_region(profile.cloud, profile.location))
+
+
+def _role_region(profile: "Profile", role: str) -> tuple[str, ...]:
+    place = profile.place(role)
+    return _one(place.region if place else None)
 
 
 PLACEHOLDERS: dict[str, Placeholder] = {
@@ -81,6 +88,8 @@ PLACEHOLDERS: dict[str, Placeholder] = {
                     "registry.example.com", lambda p, c: _one(p.offline_registry_host)),
         Placeholder("offline_registry_port", "port", "offlineRegistry", "port of the private registry mirror", "5000",
                     lambda p, c: _one(p.offline_registry_port)),
+        Placeholder("runs_on_region", "label", "runsOn", "the region where the entry's role runs (runsOn.<role>.region)", "eu-west-1",
+                    lambda p, c: (), for_role=_role_region),
         Placeholder("datadog_site", "host", "datadogSite", "the Datadog site the Agent sends to (its site parameter)", "datadoghq.eu",
                     lambda p, c: _one(p.datadog_site)),
     )

@@ -20,6 +20,7 @@ from .redact import refuse_credentials
 from .models import AzureCloudName, CloudVariant, DatadogSite, Level, NodeOs, OpenShiftPlatform, Role
 from .own_settings import GROUP_NAME, StackEntry, check_groups, parse_catalog_ref
 from .registry_spec import ContainerRegistry, check_registry_list
+from .runs_on import Place, check_places
 from .stack_file import read_stack_file
 from .stack_rules import SettingProblem, check_key, parse_setting
 
@@ -275,6 +276,12 @@ class Profile(BaseModel):
         description="The stack's private container registries: each expands to the hosts a pull touches (matrix/registry-kinds.yaml, "
                     "cited): type acr (name, regions, dataEndpoints), ecr (account, region), gar (location), ghcr, or generic (host, "
                     "redirectHosts); with owner, reference, optional expires and role (a role or a source group; default nodes).")
+    runs_on: dict[str, Place] = Field(
+        {}, alias="runsOn", json_schema_extra={"structured": True},
+        examples=[{"seed": {"cloud": "aws", "region": "eu-central-1"}, "nodes": {"cloud": "vsphere"}}],
+        description="Where each role's (or source group's) machines run: cloud (aws, azure, gcp, ibmcloud, alibabacloud, openstack, "
+                    "vsphere, nutanix, kubevirt, baremetal, other) and region. Rows that depend on the client's place follow it "
+                    "(Ubuntu's regional mirror on EC2, registry.k8s.io's S3 copy in the client's AWS region).")
     allow_broad_egress: Optional[str] = Field(None, alias="allowBroadEgress", min_length=10,
                                               description="Accept egress beyond maxPublicShare / maxPortSpan for this stack (destinations, "
                                                           "role sources, noProxy): the reason, e.g. 'lab cluster without a firewall, ticket OPS-42'.")
@@ -401,6 +408,12 @@ class Profile(BaseModel):
     @model_validator(mode="after")
     def _counted_groups_exist(self) -> "Profile":
         # Source groups are known only once sourceGroups is read (it comes later in the model): checked here, as the field.
+        for name in self.runs_on:
+            try:
+                check_places({name: self.runs_on[name]}, (*ROLE_SOURCE_KEYS, *sorted(self.source_groups)))
+            except AddressError as problem:
+                raise ValidationError.from_exception_data("Profile", [InitErrorDetails(
+                    type="value_error", loc=("runsOn", name), input=name, ctx={"error": problem})]) from None
         for field in ("aws_security_group_counts", "aws_security_groups_attached"):
             for index, value in enumerate(getattr(self, field)):
                 name = value.partition("=")[0]
@@ -489,6 +502,10 @@ class Profile(BaseModel):
         if role in self.source_groups:
             return self.source_groups[role]
         return getattr(self, attribute_for_key(ROLE_SOURCE_KEYS[role]))
+
+    def place(self, role: str) -> Optional[Place]:
+        """Where a role's (or group's) machines run, if the stack says (runsOn)."""
+        return self.runs_on.get(role)
 
     def enforced(self, roles: Iterable[str]) -> tuple[str, ...]:
         """What a target enforces: the roles its setting lists (azureRoles, awsRoles, egressProxyRoles), and every source group."""

@@ -76,12 +76,13 @@ def applies(entry: Entry, profile: Profile) -> bool:
         entry.level in profile.levels,
         entry.variant is None or entry.variant == profile.cloud,
         entry.feature is None or entry.feature in profile.features,
-        conditions_hold(entry.when, profile),
+        conditions_hold(entry.when, profile, entry.role),
     ))
 
 
-def conditions_hold(when: Conditions, profile: Profile) -> bool:
-    """Does every condition that is set hold for the stack?"""
+def conditions_hold(when: Conditions, profile: Profile, role: str) -> bool:
+    """Does every condition that is set hold for the stack, for a client of ``role`` (a role or a source group)?"""
+    place = profile.place(role)
     checks = (
         when.private_cluster is None or when.private_cluster == profile.private_cluster,
         when.konnectivity is None or when.konnectivity == profile.konnectivity,
@@ -96,6 +97,9 @@ def conditions_hold(when: Conditions, profile: Profile) -> bool:
         when.pods_use_api_server_fqdn is None or when.pods_use_api_server_fqdn == profile.pods_use_api_server_fqdn,
         not any(feature in profile.features for feature in when.not_features),
         when.datadog_sites is None or profile.datadog_site in when.datadog_sites,
+        when.runs_on is None or (place is not None and place.cloud in when.runs_on),
+        when.not_runs_on is None or place is None or place.cloud not in when.not_runs_on,
+        when.runs_on_regions is None or (place is not None and place.region in when.runs_on_regions),
     )
     return all(checks)
 
@@ -145,7 +149,7 @@ def _options(entry: Entry, profile: Profile, values: dict[str, tuple[str, ...]])
     candidates = [(entry.destination, entry.kind, entry.protocol, entry.ports, None)]
     missing = []
     for alt in entry.alternatives:
-        if not conditions_hold(alt.when, profile):
+        if not conditions_hold(alt.when, profile, entry.role):
             missing.append(f"{alt.destination} (only when {', '.join(alt.when.describe())}: set {_condition_settings(alt.when)})")
             continue
         candidates.append((alt.destination, alt.kind, alt.protocol or entry.protocol, alt.ports or entry.ports, alt.note))
@@ -153,12 +157,18 @@ def _options(entry: Entry, profile: Profile, values: dict[str, tuple[str, ...]])
     for destination, kind, protocol, ports, note in candidates:
         option, lacking, paths = _resolve_option(destination, kind, protocol, ports, note, values, entry)
         if option is None:
-            missing.extend(f"{{{name}}} (set {PLACEHOLDERS[name].setting})" for name in lacking)
+            missing.extend(f"{{{name}}} (set {_setting(name, entry.role)})" for name in lacking)
         else:
             options.append((option, paths))
     # Narrowest first; among equals keep the document's order (sorted() is stable).
     options.sort(key=lambda pair: NARROWNESS[pair[0].kind])
     return options, sorted(set(missing))
+
+
+def _setting(name: str, role: str) -> str:
+    """What to set in the stack to fill a placeholder, for a client of ``role``."""
+    placeholder = PLACEHOLDERS[name]
+    return f"egress-matrix:{placeholder.stack_key}.{role}.region" if placeholder.for_role else placeholder.setting
 
 
 def _condition_settings(when: Conditions) -> str:
@@ -210,12 +220,12 @@ def _expand(requirement: Requirement, entry: Entry, catalog: Catalog, profile: P
         if expansion.host != requirement.destination:
             continue
         for implied in expansion.implies:
-            if not conditions_hold(implied.when, profile):
+            if not conditions_hold(implied.when, profile, requirement.role):
                 continue
             missing = sorted(name for name in names_in(implied.destination) if not values[name])
             if missing:
                 raise ResolveError(f"host expansion '{expansion.host}' (for entry '{entry.id}') implies '{implied.destination}', which needs "
-                                   f"{', '.join(f'{{{n}}} (set {PLACEHOLDERS[n].setting})' for n in missing)}. "
+                                   f"{', '.join(f'{{{n}}} (set {_setting(n, requirement.role)})' for n in missing)}. "
                                    "Fix: set the stack value")
             source = catalog.sources[implied.citation.source]
             for destination in _fill(implied.destination, values):
@@ -223,11 +233,19 @@ def _expand(requirement: Requirement, entry: Entry, catalog: Catalog, profile: P
                     role=requirement.role, destination=destination, kind=implied.kind or "fqdn",
                     protocol=implied.protocol, ports=normalize_ports(parse_port(p) for p in implied.ports),
                     level=requirement.level, purposes=(implied.purpose,), entry_ids=(entry.id,),
-                    citations=((source.cited, implied.citation.section),), platforms=requirement.platforms,
+                    citations=((source.cited, implied.citation.section), *(() if expansion.contacted else requirement.citations)),
+                    platforms=requirement.platforms,
+                    images=() if expansion.contacted else requirement.images,
                     via=(f"{expansion.host} (for {entry.id})",), sources=requirement.sources, retires=requirement.retires,
                     approvals=requirement.approvals,
                 ))
     return out
+
+
+def _only_a_name(requirement: Requirement, catalog: Catalog) -> bool:
+    """Is the requirement's host a name no client connects to (an expansion with ``contacted: false``)?"""
+    return requirement.kind == "fqdn" and requirement.protocol in ("http", "https") and any(
+        not expansion.contacted and expansion.host == requirement.destination for expansion in catalog.expansions)
 
 
 def _merge(group: list[Requirement]) -> Requirement:
@@ -260,11 +278,14 @@ def resolve(catalog: Catalog, profile: Profile, file: str | Path = "stack", stac
 
 def _resolve(catalog: Catalog, profile: Profile, file: str | Path, stack: str) -> tuple[Requirement, ...]:
     check_profile(catalog, profile, file, stack)
-    values = {name: placeholder.values(profile, catalog) for name, placeholder in PLACEHOLDERS.items()}
+    stack_values = {name: placeholder.values(profile, catalog) for name, placeholder in PLACEHOLDERS.items()}
+    per_role: dict[str, dict[str, tuple[str, ...]]] = {}
     raw: list[Requirement] = []
     for entry in sorted(catalog.entries, key=lambda e: e.id):
         if not applies(entry, profile):
             continue
+        values = per_role.get(entry.role) or per_role.setdefault(entry.role, {
+            **stack_values, **{name: p.for_role(profile, entry.role) for name, p in PLACEHOLDERS.items() if p.for_role}})
         citation = (catalog.sources[entry.citation.source].cited, entry.citation.section) if entry.citation else None
         try:
             resolved = _requirements_for(entry, profile, values, citation)
@@ -272,8 +293,13 @@ def _resolve(catalog: Catalog, profile: Profile, file: str | Path, stack: str) -
             where = f"{file}: stack '{stack}'" if stack else str(file)
             raise ResolveError(f"{where}: {exc}") from None
         for requirement in resolved:
-            raw.append(requirement)
-            raw.extend(_expand(requirement, entry, catalog, profile, values))
+            implied = _expand(requirement, entry, catalog, profile, values)
+            if not _only_a_name(requirement, catalog):
+                raw.append(requirement)
+            elif not implied:
+                raise ResolveError(f"entry '{entry.id}': '{requirement.destination}' is only a name (no client connects to it) and "
+                                   "implies no host for this stack. Fix: correct matrix/expansions.yaml")
+            raw.extend(implied)
     groups: dict[tuple[str, str, str, str], list[Requirement]] = {}
     for requirement in raw:
         groups.setdefault(requirement.key, []).append(requirement)

@@ -43,7 +43,7 @@ def test_pulumi_yaml_declares_exactly_the_profile_settings():
     assert project["runtime"]["name"] == "python"
     assert project["config"] == config_keys(), "run 'egress docs config'"
     # settings that hold objects are not declared: Pulumi's project config types are string, integer, boolean and arrays
-    assert set(structured_keys()) == {"sourceGroups", "entries", "containerRegistries"}
+    assert set(structured_keys()) == {"sourceGroups", "entries", "containerRegistries", "runsOn"}
     assert not set(structured_keys()) & set(project["config"])
 
 

@@ -57,7 +57,7 @@ def stack_catalog(vendor: Catalog, profile: Profile, root: Path, stack_file: str
         prefix = f"{root.resolve()}/"  # where an entry is written, as a path in the project (the reader's view)
         catalog = catalog.model_copy(update={"origins": {key: value.removeprefix(prefix) for key, value in catalog.origins.items()}})
         _check_sources(catalog, vendor, profile, stack_file, stack)
-        return _without_expired(catalog, on or today())
+        return _without_retired(_without_expired(catalog, on or today()), profile, on or today())
 
 
 def _add_stack_entries(collector: Collector, profile: Profile, stack_file: str | Path, stack: str) -> None:
@@ -165,11 +165,28 @@ def _without_expired(catalog: Catalog, on: datetime.date) -> Catalog:
     return catalog.model_copy(update={"entries": tuple(e for e in catalog.entries if e.id not in expired), "expired": expired})
 
 
+def _without_retired(catalog: Catalog, profile: Profile, on: datetime.date) -> Catalog:
+    """Vendor rows stop resolving on the date the vendor retires them; a feature left with no row for the stack is named."""
+    retired = tuple(e.id for e in catalog.entries if e.retires and e.retires.date <= on)
+    if not retired:
+        return catalog
+    gone = set(retired)
+
+    def rows(feature: str) -> list[Entry]:  # the feature's rows for this stack's platforms and cloud
+        return [e for e in catalog.entries if e.feature == feature and e.platform in profile.platforms
+                and (e.variant is None or e.variant == profile.cloud)]
+    features = tuple(f for f in profile.features if rows(f) and all(e.id in gone for e in rows(f)))
+    return catalog.model_copy(update={"entries": tuple(e for e in catalog.entries if e.id not in gone), "retired": retired,
+                                      "retired_features": features})
+
+
 def expiry_notices(catalog: Catalog, on: Optional[datetime.date] = None) -> list[str]:
     """Warnings for own entries that expired (no longer resolved) or expire within EXPIRY_WARNING_DAYS."""
     on = on or today()
     notices = [f"own entry {entry_id} has expired and is no longer allowed: renew its approval (a new 'expires') or remove it"
                for entry_id in catalog.expired]
+    notices += [f"feature {feature}: the vendor has retired every row it brings for this stack, so it allows nothing any more: "
+                f"remove it from egress-matrix:features" for feature in catalog.retired_features]
     for entry in catalog.entries:
         expires = entry.approval.expires if entry.approval else None
         if expires and (expires - on).days <= EXPIRY_WARNING_DAYS:

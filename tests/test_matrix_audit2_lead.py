@@ -1,0 +1,104 @@
+"""Issue 20, the semantics behind the audit's data fixes: where a role's machines run (runsOn), expansion keys no
+client contacts (docker.io), and rows that stop resolving on their retirement date."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from egress.catalog.own import expiry_notices
+from egress.errors import ResolveError
+from egress.project import Project
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PLACES = """schema: 1
+kind: platform
+platform: places
+title: Rows that depend on where the client runs
+defaults: {role: nodes, level: required, protocol: http}
+entries:
+  - {id: ec2-mirror, destination: "{runs_on_region}.ec2.archive.ubuntu.com", when: {runs_on: [aws]}, purpose: Ubuntu on EC2,
+     approval: {owner: t, reference: T-1}}
+  - {id: gce-mirror, destination: "{runs_on_region}.clouds.archive.ubuntu.com", when: {runs_on: [gcp]}, purpose: Ubuntu on GCE,
+     approval: {owner: t, reference: T-1}}
+  - {id: default-mirror, destination: archive.ubuntu.com, when: {not_runs_on: [aws, gcp, azure]}, purpose: Ubuntu elsewhere,
+     approval: {owner: t, reference: T-1}}
+  - {id: seed-only-in-frankfurt, role: seed, destination: frankfurt.example.com, when: {runs_on_regions: [eu-central-1]},
+     purpose: A row for one region, approval: {owner: t, reference: T-1}}
+"""
+
+
+def _project(root: Path, runs_on: str, monkeypatch) -> Project:
+    (root / "own-places").mkdir(exist_ok=True)
+    (root / "own-places" / "places.yaml").write_text(PLACES)
+    (root / "stacks" / "Pulumi.places.yaml").write_text(
+        "config:\n  egress-matrix:platforms: [kkp]\n  egress-matrix:catalogs: [own-places]\n"
+        "  egress-matrix:nodeSources: [10.0.0.0/16]\n  egress-matrix:seedSources: [10.1.0.0/16]\n" + runs_on)
+    monkeypatch.chdir(root)
+    return Project(root)
+
+
+def _hosts(project: Project, role: str) -> set[str]:
+    _, _, reqs = project.requirements("places")
+    return {r.destination for r in reqs if r.role == role and "places" in r.platforms}
+
+
+def test_rows_follow_where_each_role_runs(project_copy, monkeypatch):
+    project = _project(project_copy, "  egress-matrix:runsOn:\n    seed: {cloud: aws, region: eu-central-1}\n"
+                                      "    nodes: {cloud: gcp, region: europe-west3}\n", monkeypatch)
+    assert _hosts(project, "nodes") == {"europe-west3.clouds.archive.ubuntu.com"}
+    # the seed has no rows of the platform except its own; the nodes' rows are judged for the nodes only
+    assert _hosts(project, "seed") == {"frankfurt.example.com"}
+
+
+def test_a_role_whose_place_is_not_said_gets_the_default_rows_only(project_copy, monkeypatch):
+    project = _project(project_copy, "", monkeypatch)
+    assert _hosts(project, "nodes") == {"archive.ubuntu.com"}
+    assert _hosts(project, "seed") == set()
+
+
+def test_a_region_row_needs_the_region(project_copy, monkeypatch):
+    project = _project(project_copy, "  egress-matrix:runsOn:\n    nodes: {cloud: aws}\n", monkeypatch)
+    with pytest.raises(ResolveError, match=r"\{runs_on_region\} \(set egress-matrix:runsOn\.nodes\.region\)"):
+        project.requirements("places")
+
+
+def test_docker_io_is_a_name_its_implied_hosts_carry_the_pull(project_copy, monkeypatch):
+    expansions = project_copy / "matrix" / "expansions.yaml"
+    text = expansions.read_text()
+    if "contacted: false" not in text.split("- host: quay.io")[0]:
+        text = text.replace("  - host: docker.io\n", "  - host: docker.io\n    contacted: false\n", 1)
+        expansions.write_text(text)
+    monkeypatch.chdir(project_copy)
+    _, _, reqs = Project(project_copy).requirements("kkp")
+    assert "docker.io" not in {r.destination for r in reqs}
+    registry = next(r for r in reqs if r.destination == "registry-1.docker.io" and r.role == "nodes")
+    assert "kkp-images-docker-io-helper" in registry.entry_ids
+    assert "docker.io/library/alpine" in registry.images
+    assert any("kkp-proxy-whitelisting" in doc or "000_e208acb0bb847d0b" in doc or "kubermatic" in doc.lower()
+               for doc, _ in registry.citations), registry.citations
+
+
+@pytest.mark.parametrize("today,resolves", [("2026-08-17", True), ("2026-08-18", False), ("2026-11-24", False)])
+def test_rows_stop_resolving_on_their_retirement_date(project_copy, monkeypatch, today, resolves):
+    monkeypatch.setenv("EGRESS_TODAY", today)
+    monkeypatch.chdir(project_copy)
+    stack = project_copy / "stacks" / "Pulumi.aks-china.yaml"
+    stack.write_text(stack.read_text().replace("[pod-api-access, azure-monitor, azure-policy, cost-analysis]",
+                                               "[pod-api-access, azure-monitor, azure-policy, cost-analysis, defender]"))
+    catalog, _, reqs = Project(project_copy).requirements("aks-china")
+    ids = {i for r in reqs for i in r.entry_ids}
+    assert ("aks-defender-ods-china" in ids) is resolves
+    assert ({"aks-defender-login-china", "aks-defender-oms-china"} <= ids) is resolves
+    # login.microsoftonline.cn stays for cost analysis, which does not retire
+    assert "login.microsoftonline.cn" in {r.destination for r in reqs}
+    notices = expiry_notices(catalog)
+    named = any("feature defender" in n and "remove it from egress-matrix:features" in n for n in notices)
+    assert named is not resolves
+    assert set(catalog.retired) == (set() if resolves else {"aks-defender-login-china", "aks-defender-ods-china", "aks-defender-oms-china"})
+
+
+def test_the_example_china_stack_no_longer_turns_on_the_retired_feature():
+    catalog, _, _ = Project(ROOT).requirements("aks-china")
+    assert catalog.retired_features == ()
