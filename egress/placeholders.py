@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Literal, Optional
 
+from .ibm_endpoints import master_hosts_and_ports
+
 if TYPE_CHECKING:
     from .models import Catalog
     from .profile import Profile
@@ -84,6 +86,10 @@ PLACEHOLDERS: dict[str, Placeholder] = {
                     lambda p, c: _one(p.ibm_master_ip)),
         Placeholder("ibm_etcd_port", "port", "ibmEtcdPort", "etcd port of the IBM cluster master", "30001",
                     lambda p, c: _one(p.ibm_etcd_port)),
+        Placeholder("ibm_master_host", "host", "ibmMasterEndpoints", "hosts of the IBM cluster master's service endpoint URLs",
+                    "c100.us-south.containers.cloud.ibm.com", lambda p, c: master_hosts_and_ports(p.ibm_master_endpoints)[0]),
+        Placeholder("ibm_master_port", "port", "ibmMasterEndpoints", "port of the IBM cluster master's service endpoint URLs", "31234",
+                    lambda p, c: master_hosts_and_ports(p.ibm_master_endpoints)[1]),
         Placeholder("offline_registry_host", "host", "offlineRegistry", "host of the private registry mirror",
                     "registry.example.com", lambda p, c: _one(p.offline_registry_host)),
         Placeholder("offline_registry_port", "port", "offlineRegistry", "port of the private registry mirror", "5000",

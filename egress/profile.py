@@ -15,6 +15,7 @@ from pydantic_core import InitErrorDetails
 
 from .addresses import AddressError, check_ascii, parse_cidr, parse_domain, parse_fqdn, parse_hostname, parse_ip, parse_no_proxy_entry
 from .errors import ProfileError
+from .ibm_endpoints import master_hosts_and_ports
 from .pem import check_certificates_only
 from .redact import refuse_credentials
 from .models import AzureCloudName, CloudVariant, DatadogSite, Level, NodeOs, OpenShiftPlatform, Role
@@ -70,6 +71,9 @@ class Profile(BaseModel):
     ibm_registry_regions: tuple[str, ...] = Field((), alias="ibmRegistryRegions", description="IBM Cloud Container Registry regions the workstations use (global, us-south, ...).")
     ibm_master_ip: Optional[str] = Field(None, alias="ibmMasterIp", description="IP of the IBM cluster master URL (for calicoctl).")
     ibm_etcd_port: Optional[int] = Field(None, alias="ibmEtcdPort", ge=1, le=65535, description="etcd port of the IBM cluster master (kubectl get cm -n kube-system cluster-info).")
+    ibm_master_endpoints: tuple[str, ...] = Field((), alias="ibmMasterEndpoints", examples=["https://c100.us-south.containers.cloud.ibm.com:31234"],
+                                                  description="The IBM cluster master's service endpoint URLs with their port, as 'ibmcloud ks cluster get' prints them "
+                                                              "(Public / Private Service Endpoint URL): kubectl then reaches this master only, not every master of the region on 30000-32767.")
     ibm_public_gateway_ips: tuple[str, ...] = Field((), alias="ibmPublicGatewayIps", description="Floating IPs of the public gateways on the cluster's VPC subnets (exported for other teams' allowlists).")
     ibm_control_plane_cidrs: tuple[str, ...] = Field((), alias="ibmControlPlaneCidrs", description="IBM control plane CIDRs of the cluster's region (IBM-Cloud/kube-samples iam-firewall-ips; bare IPs as /32).")
     # The sites Datadog's "Getting Started with Datadog Sites" lists (matrix/sources.yaml datadog-sites), by site parameter.
@@ -474,6 +478,12 @@ class Profile(BaseModel):
     def _hosts(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         for value in values:
             _parse_host(value)
+        return values
+
+    @field_validator("ibm_master_endpoints")
+    @classmethod
+    def _ibm_master_endpoints(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        master_hosts_and_ports(values)
         return values
 
     @field_validator("offline_registry")

@@ -6,11 +6,17 @@ cite the current VPC page, or say where IBM now says it (its IAM section is gone
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
+
+from egress.errors import ProfileError
 from egress.exports import allowlist_exports
+from egress.profile import profile_from_config
 from egress.project import open_project
 from egress.resolve import resolve
+from egress.targets.azure.compile import compile_azure
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,3 +87,48 @@ def test_exports_cite_the_current_page_or_where_ibm_says_it_now():
     assert "network zone that references the Kubernetes" in " ".join(notes["ibm-control-plane-for-iam"].split())
     for source in ("ibm-vpc-firewall-current", "ibm-classic-firewall", "ibm-iam-firewall-ips"):
         assert catalog.sources[source].url.startswith("https://"), source
+
+
+# 20 ----------------------------------------------------------------------------------------------- kubectl master
+ENDPOINTS = ("https://c100.us-south.containers.cloud.ibm.com:31234", "https://c100.private.us-south.containers.cloud.ibm.com:31234/")
+
+
+def test_kubectl_reaches_this_clusters_master_only_once_the_stack_names_its_endpoints():
+    _, _, reqs = stack("ibm-vpc", ibm_master_endpoints=ENDPOINTS)
+    master = [r for r in reqs if r.entry_ids == ("ibm-kubectl-master",)]
+    assert [(r.destination, r.kind, r.protocol, [str(p) for p in r.ports]) for r in master] == [
+        ("c100.private.us-south.containers.cloud.ibm.com", "fqdn", "https", ["31234"]),
+        ("c100.us-south.containers.cloud.ibm.com", "fqdn", "https", ["31234"])]
+    assert master[0].chosen.startswith("narrowest of 2 resolvable options; also allowed: *.us-south.containers.cloud.ibm.com (wildcard)")
+    assert not [r for r in reqs if r.destination.startswith("*.")]  # no master of the region but this one, on no other port
+
+
+def test_without_the_endpoints_every_master_of_the_region_stays_open_and_the_choice_says_what_to_set():
+    _, _, reqs = stack("ibm-vpc")
+    master = one(reqs, "*.us-south.containers.cloud.ibm.com")
+    assert [str(p) for p in master.ports] == ["30000-32767"]
+    assert master.chosen == ("narrowest of 1 resolvable options; not resolvable here: "
+                             "{ibm_master_host} (set egress-matrix:ibmMasterEndpoints), {ibm_master_port} (set egress-matrix:ibmMasterEndpoints)")
+
+
+def test_the_narrow_master_compiles_to_an_azure_application_rule_on_its_one_port():
+    """The region-wide row cannot be an application rule at all (30000-32767); the cluster's own endpoint can."""
+    catalog, profile, reqs = stack("ibm-vpc", azure_roles=("workstation",), targets=("azure",), ibm_master_endpoints=ENDPOINTS)
+    plan = compile_azure(catalog, profile, reqs)
+    rules = [rule for group in plan.groups for collection in group.collections for rule in collection.rules
+             if "c100.us-south.containers.cloud.ibm.com" in (getattr(rule, "target_fqdns", None) or ())]
+    assert [(rule.target_fqdns, rule.protocols) for rule in rules] == [
+        (("c100.private.us-south.containers.cloud.ibm.com", "c100.us-south.containers.cloud.ibm.com"), (("Https", 31234),))]
+
+
+@pytest.mark.parametrize("endpoints,problem", [
+    ((ENDPOINTS[0], "https://c100.private.us-south.containers.cloud.ibm.com:31140"),
+     "would also open c100.private.us-south.containers.cloud.ibm.com:31234"),
+    (("https://c100.us-south.containers.cloud.ibm.com",), "has no port"),
+    (("c100.us-south.containers.cloud.ibm.com:31234",), "is not an https:// URL"),
+    (("https://c100.us-south.containers.cloud.ibm.com:31234/version",), "has a path"),
+])
+def test_endpoints_that_would_open_more_than_they_say_are_refused(endpoints, problem):
+    with pytest.raises(ProfileError, match=re.escape(problem)) as caught:
+        profile_from_config({"platforms": ["ibm-vpc"], "ibmMasterEndpoints": list(endpoints)}, "Pulumi.ibm-vpc.yaml", "ibm-vpc")
+    assert "config.egress-matrix:ibmMasterEndpoints" in str(caught.value) and "Fix:" in str(caught.value)

@@ -1,0 +1,52 @@
+"""An IBM Cloud Kubernetes Service cluster's master, as `ibmcloud ks cluster get` prints its service endpoint URLs
+("Public Service Endpoint URL: https://c3.<region>.containers.cloud.ibm.com:30426"). Pure: parsing, and the host and port
+values the matrix's placeholders take (ibm-vpc-firewall, "Running `kubectl` commands from behind an allowlist").
+"""
+from __future__ import annotations
+
+from typing import Iterable
+from urllib.parse import urlsplit
+
+from .addresses import AddressError, parse_fqdn, parse_ip
+
+SETTING = "ibmMasterEndpoints"
+_EXAMPLE = "'https://c100.us-south.containers.cloud.ibm.com:31234'"
+
+
+def master_endpoint(text: str) -> tuple[str, int]:
+    """(host, port) of one service endpoint URL. The port is required: IBM gives each master its own (randomly assigned
+    at cluster creation), and the host serves other clusters' masters on other ports."""
+    split = urlsplit(text)
+    if split.scheme != "https" or not split.hostname:
+        raise AddressError(f"'{text}' is not an https:// URL",
+                           f"copy a Service Endpoint URL as 'ibmcloud ks cluster get --cluster <name>' prints it, e.g. {_EXAMPLE}")
+    if split.username or split.password:
+        raise AddressError(f"'{text}' carries credentials", "give the URL without user or password")
+    if split.path not in ("", "/") or split.query or split.fragment:
+        raise AddressError(f"'{text}' has a path", f"give the endpoint URL only, e.g. {_EXAMPLE}")
+    try:
+        port = split.port
+    except ValueError:
+        raise AddressError(f"'{text}' has a port that is not a number between 1 and 65535", f"copy the URL with its port, e.g. {_EXAMPLE}") from None
+    if not port:
+        raise AddressError(f"'{text}' has no port",
+                           f"copy the URL with the port IBM assigned to the master, e.g. {_EXAMPLE} (without it the row would open port 443 of a shared host)")
+    try:
+        host = parse_ip(split.hostname)
+    except AddressError:
+        host = parse_fqdn(split.hostname)
+    return host, port
+
+
+def master_hosts_and_ports(values: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The hosts and ports of ibmMasterEndpoints, sorted. The matrix opens every host on every port listed, so URLs whose
+    product opens more than they say are refused: IBM's master hosts serve other clusters' masters on other ports (in the
+    VPC page's cluster examples a cluster's public and private endpoints share one port)."""
+    pairs = {master_endpoint(value) for value in values}
+    hosts = sorted({host for host, _ in pairs})
+    ports = sorted({port for _, port in pairs})
+    extra = sorted({(host, port) for host in hosts for port in ports} - pairs)
+    if extra:
+        raise AddressError(f"the matrix opens every host of {SETTING} on every port it lists, which would also open {extra[0][0]}:{extra[0][1]}",
+                           f"list in {SETTING} endpoints that share one port, and allow another as an own stack entry (egress-matrix:entries)")
+    return tuple(hosts), tuple(str(port) for port in ports)
