@@ -181,16 +181,16 @@ def test_fqdn_network_rule_without_dns_proxy_is_an_error():
     assert "egress-matrix:azureDnsProxy: true" in message and "IP/CIDR" in message
 
 
-def test_unsupported_wildcard_fails_and_never_falls_back_to_all_of_storage():
+def test_unsupported_wildcard_is_left_out_and_never_falls_back_to_all_of_storage():
+    # optional rows Azure cannot express are left out with a note (tests/test_matrix_audit2_aks.py); a required one stops
     catalog, profile, _ = stack("aks-public", levels=("required", "recommended", "optional"))
     reqs = resolve(catalog, profile)
-    with pytest.raises(AzureCompileError, match=r"md-\*\.blob\.storage\.azure\.net.*left-most label"):
-        compile_azure(catalog, profile, reqs)
-    with pytest.raises(AzureCompileError, match=r"umsa\*\.blob\.core\.windows\.net.*left-most label"):
-        compile_azure(catalog, profile, [r for r in reqs if not r.destination.startswith("md-")])
-    plan = compile_azure(catalog, profile, [r for r in reqs if r.destination not in ("md-*.blob.storage.azure.net", "umsa*.blob.core.windows.net")])
+    plan = compile_azure(catalog, profile, reqs)
+    assert [n.requirement.split(" ")[2] for n in plan.left_out] == ["md-*.blob.storage.azure.net", "umsa*.blob.core.windows.net"]
     body = json.dumps(_body(plan))
-    assert "md-*" not in body and "\"Storage\"" not in body and [c.used for c in plan.choices] == ["*"]  # only the NTP fallback
+    assert "md-*" not in body and "umsa" not in body and "\"Storage\"" not in body and [c.used for c in plan.choices] == ["*"]  # only the NTP fallback
+    with pytest.raises(AzureCompileError, match=r"umsa\*\.blob\.core\.windows\.net.*left-most label"):
+        compile_azure(catalog, profile, [r.model_copy(update={"level": "required"}) if r.destination.startswith("umsa") else r for r in reqs])
 
 
 def test_priority_clash_and_range_errors():

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from ...models import Catalog, Requirement
+from ..options import left_out_lines
 from ..verdict import Verdict
 from .deployed import artefacts as deployed_artefacts
 from .compile import check_deploy_settings, compile_aws, enforced
@@ -31,7 +32,7 @@ def summary(plan: AwsPlan) -> str:
     sg_rules = sum(len(g.rules) for g in plan.security_groups)
     text = (f"{len(plan.rule_groups)} rule group(s) ({plan.form}), capacity {used}/{allocated}, "
             f"{len(plan.security_groups)} security group(s) with {sg_rules} egress rules")
-    text = "\n".join([text, *(f"  warning: {w}" for w in plan.warnings)])
+    text = "\n".join([text, *(f"  warning: {w}" for w in plan.warnings), *left_out_lines("aws", plan.left_out)])
     widened = [b for b in plan.broadening if b.allows]
     if not widened:
         return text

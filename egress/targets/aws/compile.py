@@ -21,7 +21,7 @@ from ...addresses import PortRange, format_ports
 from ...models import Catalog, Requirement, ResolvedAlternative
 from ...profile import Profile
 from ..naming import feature_parts, rule_stem
-from ..options import Choice, choose
+from ..options import Choice, LeftOut, choose, left_out, requirement_label
 from .groups import check_names, groups_rule_groups, rule_key, variable
 from .plan import (
     MAX_GROUP_CAPACITY, MAX_RULE_CHARS, MAX_RULES_STRING_BYTES, MAX_STATEFUL_GROUPS_PER_POLICY, AwsCompileError, AwsPlan, Broadening,
@@ -36,8 +36,8 @@ def _form(option: ResolvedAlternative) -> tuple[Optional[str], str]:
     """('name' | 'address' | 'any', '') or (None, why AWS cannot express the option, and the fix)."""
     if option.protocol in ("http", "https") and option.kind in ("fqdn", "wildcard"):
         if any("*" in d and not d.startswith("*.") for d in option.destinations) or any(d.count("*") > 1 for d in option.destinations):
-            return None, ("Network Firewall matches a name exactly or by its subdomains ('*.x'), not '*' inside a label. Fix: drop the "
-                          "entry's level from egress-matrix:levels, or add a supported alternative to the matrix entry")
+            return None, ("Network Firewall matches a name exactly or by its subdomains ('*.x'), not '*' inside a label. Fix: add a "
+                          "supported alternative to the matrix entry")
         return "name", ""
     if option.kind in ("ip", "cidr"):
         return "address", ""
@@ -103,15 +103,27 @@ def enforced_platforms(catalog: Catalog, profile: Profile) -> set[str]:
     return (listed - own or set(profile.platforms)) | (listed & own or own)
 
 
-def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> list[Requirement]:
-    """The requirements the AWS plan enforces: of the roles in awsRoles and every source group, from entries of the
-    platforms enforced_platforms gives."""
+def _in_scope(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> list[Requirement]:
+    """The requirements of the roles in awsRoles and every source group, from entries of the platforms enforced_platforms
+    gives, each with the addresses the stack gives for its names (awsNameAddresses)."""
     entries = {entry.id: entry for entry in catalog.entries}
     platforms = enforced_platforms(catalog, profile)
     roles = set(profile.enforced(profile.aws_roles))
     addresses = profile.aws_addresses_of()
     return [_with_stack_addresses(req, addresses) for req in requirements
             if req.role in roles and any(platform in platforms for platform, _ in feature_parts(req, entries))]
+
+
+def left_out_of_aws(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> tuple[LeftOut, ...]:
+    """The recommended and optional requirements in scope that AWS cannot express: left out of the plan and of
+    ``enforced``, each with why (a required one stops the stack)."""
+    return tuple(note for req in _in_scope(catalog, profile, requirements) if (note := left_out(req, _form)) is not None)
+
+
+def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> list[Requirement]:
+    """The requirements the AWS plan enforces: of the roles in awsRoles and every source group, from entries of the
+    platforms enforced_platforms gives, but for the recommended/optional ones AWS cannot express (left out, noted)."""
+    return [req for req in _in_scope(catalog, profile, requirements) if left_out(req, _form) is None]
 
 
 def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]) -> AwsPlan:
@@ -136,9 +148,11 @@ def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]
     platforms = enforced_platforms(catalog, profile)
     roles = set(profile.enforced(profile.aws_roles))
     name_addresses = profile.aws_addresses_of()
+    notes = left_out_of_aws(catalog, profile, requirements)
+    leave_out = {note.requirement for note in notes}
     for req in requirements:
         parts = {k: v for k, v in feature_parts(req, entries).items() if k[0] in platforms}
-        if req.role not in roles or not parts:
+        if req.role not in roles or not parts or requirement_label(req) in leave_out:
             continue
         option, form = choose(_with_stack_addresses(req, name_addresses), _form, "AWS", AwsCompileError, choices)
         entry_ids = sorted(i for ids in parts.values() for i in ids)
@@ -208,7 +222,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]
                                     existing_arn=profile.aws_firewall_policy_arn, home_net=home_net)
     plan = AwsPlan(cluster=profile.cluster, form=profile.aws_network_firewall_rules, rule_groups=tuple(groups),
                    security_groups=security_groups(profile, sg_rules), broadening=_broadening(domains, required_names),
-                   choices=tuple(choices), role_sources=role_sources, policy=policy,
+                   choices=tuple(choices), left_out=notes, role_sources=role_sources, policy=policy,
                    warnings=_capacity_warnings(groups, profile.aws_capacity_headroom) + shard_warnings + _policy_capacity(groups))
     _check_limits(plan, profile)
     return plan

@@ -10,7 +10,7 @@ from typing import Literal, Optional
 
 from ...errors import EgressError
 from ...models import Strict
-from ..options import Choice
+from ..options import Choice, LeftOut
 
 MAX_RULES_STRING_BYTES = 2_000_000  # RulesString, botocore model and quotas.html
 MAX_RULE_CHARS = 8_192  # one Suricata rule, variables expanded (quotas.html)
@@ -129,6 +129,7 @@ class AwsPlan(Strict):
     security_groups: tuple[SecurityGroupPlan, ...]
     broadening: tuple[Broadening, ...] = ()
     choices: tuple[Choice, ...] = ()
+    left_out: tuple[LeftOut, ...] = ()  # recommended/optional requirements AWS cannot express (render: aws/left-out.txt)
     role_sources: dict[str, tuple[str, ...]]
     policy: Optional[FirewallPolicyPlan] = None
     warnings: tuple[str, ...] = ()  # what deploying should know ahead (a rule group near its capacity step)

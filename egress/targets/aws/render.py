@@ -8,6 +8,7 @@
   ``aws/rule-group-references.json`` when it names an existing one (what that policy must reference). Rule group ARNs
   exist only once the groups do: the files carry ``arn:aws:network-firewall:<region>:<account>:stateful-rulegroup/<name>``.
 - ``aws/security-groups.json``: the groups and their egress rules, as AuthorizeSecurityGroupEgress permissions.
+- ``aws/left-out.txt``: the recommended/optional requirements AWS cannot express, left out with why (none: no file).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import json
 import re
 from typing import Any, Iterable, Mapping
 
+from ..options import left_out_text
 from .plan import SID_BASE, SID_SPAN, AwsPlan, RuleGroup, SecurityGroupPlan
 
 
@@ -143,4 +145,6 @@ def render(plan: AwsPlan) -> dict[str, str]:
     if plan.broadening:
         files["aws/domain-list-broadening.txt"] = "".join(
             f"{b.role} {b.target_type} {b.target}: {b.allows}\n" for b in plan.broadening if b.allows)
+    if plan.left_out:
+        files["aws/left-out.txt"] = left_out_text("AWS", plan.left_out)
     return files

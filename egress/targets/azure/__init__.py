@@ -9,9 +9,10 @@ from typing import Iterable, Mapping
 
 from ...models import Catalog, Requirement
 from ...profile import Profile
+from ..options import left_out_lines, requirement_label
 from ..verdict import Verdict
 from .deployed import artefacts as deployed_artefacts
-from .compile import check_deploy_settings, compile_azure, fqdn_tag_members
+from .compile import check_deploy_settings, compile_azure, fqdn_tag_members, left_out_of_azure
 from .evaluate import evaluate as evaluate_artefacts
 from .plan import AzureCompileError, AzurePlan
 from .render import render
@@ -26,13 +27,17 @@ def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement], 
 
 
 def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> list[Requirement]:
-    """The requirements the rule collection groups enforce: those of the roles in azureRoles and of every source group."""
+    """The requirements the rule collection groups enforce: those of the roles in azureRoles and of every source group,
+    but for the recommended/optional ones Azure cannot express (left out, with a note in the render)."""
+    requirements = list(requirements)
     sources = set(profile.enforced(profile.azure_roles))
-    return [req for req in requirements if req.role in sources]
+    leave_out = {note.requirement for note in left_out_of_azure(catalog, profile, requirements)}
+    return [req for req in requirements if req.role in sources and requirement_label(req) not in leave_out]
 
 
 def summary(plan: AzurePlan) -> str:
-    return f"{len(plan.groups)} rule collection group(s), {sum(g.rule_count for g in plan.groups)} rules, {len(plan.ip_groups)} IP Group(s)"
+    text = f"{len(plan.groups)} rule collection group(s), {sum(g.rule_count for g in plan.groups)} rules, {len(plan.ip_groups)} IP Group(s)"
+    return "\n".join([text, *left_out_lines("azure", plan.left_out)])
 
 
 __all__ = ["NAME", "deployed_artefacts", "AzureCompileError", "AzurePlan", "check_deploy_settings", "compile_azure", "enforced", "evaluate", "render", "summary"]

@@ -29,7 +29,7 @@ from .plan import (
     RuleCollectionGroup, group_name,
 )
 from ..naming import feature_parts, rule_stem
-from ..options import Choice, choose
+from ..options import Choice, LeftOut, choose, left_out, requirement_label, unexpressible
 from .policy import policy_plan
 from .sources import chain_order, checked_name, created_ip_groups, existing_ip_groups, is_ipv6, sources_of, what
 from .render import rcg_body
@@ -46,8 +46,8 @@ def _azure_form(option: ResolvedAlternative, dns_proxy: bool) -> tuple[Optional[
     single_ports = all(p.start == p.end for p in option.ports)
     if option.protocol in ("http", "https") and option.kind in ("fqdn", "wildcard"):
         if not all(_app_wildcard_ok(d) for d in option.destinations):
-            return None, ("Azure application rules take '*' only as the whole left-most label. Fix: drop the entry's level from "
-                          "egress-matrix:levels or add a supported alternative to the matrix entry")
+            return None, ("Azure application rules take '*' only as the whole left-most label. Fix: add a supported alternative "
+                          "to the matrix entry")
         if single_ports and all(p.end <= MAX_APP_RULE_PORT for p in option.ports):
             return "application", ""
         if option.kind == "fqdn" and dns_proxy:
@@ -76,6 +76,17 @@ def _tag_covers(req: Requirement, platform: str, feature: Optional[str], entry_i
     implied_for = {m.group(1) for v in req.via if (m := _VIA_ENTRY.search(v))}
     return (platform == "aks" and feature is None and req.protocol == "https" and req.kind in ("fqdn", "wildcard")
             and tuple((p.start, p.end) for p in req.ports) == ((443, 443),) and any(i not in implied_for for i in entry_ids))
+
+
+def left_out_of_azure(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> tuple[LeftOut, ...]:
+    """The recommended and optional requirements of the enforced roles Azure cannot express (and the AzureKubernetesService
+    tag does not stand for): left out of the plan and of ``enforced``, each with why."""
+    entries = {entry.id: entry for entry in catalog.entries}
+    roles = set(profile.enforced(profile.azure_roles))
+    form_of = lambda o: _azure_form(o, profile.azure_dns_proxy)  # noqa: E731
+    return tuple(note for req in requirements if req.role in roles
+                 and not (profile.azure_fqdn_tag and any(_tag_covers(req, p, f, ids) for (p, f), ids in feature_parts(req, entries).items()))
+                 and (note := left_out(req, form_of)) is not None)
 
 
 def azure_band(catalog: Catalog, platform: str) -> int:
@@ -175,8 +186,12 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
     enforced = set(profile.enforced(profile.azure_roles))
     buckets: dict[_Key, _Bucket] = {}
     choices: list[Choice] = []
+    requirements = list(requirements)
+    notes = left_out_of_azure(catalog, profile, requirements)
+    leave_out = {note.requirement for note in notes}
+    form_of = lambda o: _azure_form(o, profile.azure_dns_proxy)  # noqa: E731
     for req in requirements:
-        if req.role not in enforced:
+        if req.role not in enforced or requirement_label(req) in leave_out:
             continue
         parts = feature_parts(req, entries)
         chosen: Optional[tuple[ResolvedAlternative, str]] = None
@@ -185,8 +200,10 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
             if profile.azure_fqdn_tag and _tag_covers(req, platform, feature, entry_ids):
                 key: _Key = (platform, feature, req.role, "tag", ())
                 destinations: tuple[str, ...] = ()
+            elif req.level != "required" and unexpressible(req, form_of):
+                continue  # the tag stands for it in another of its parts; this part cannot add it
             else:
-                chosen = chosen or choose(req, lambda o: _azure_form(o, profile.azure_dns_proxy), "Azure Firewall", AzureCompileError, choices)
+                chosen = chosen or choose(req, form_of, "Azure Firewall", AzureCompileError, choices)
                 key, destinations = _bucket_key(platform, feature, req, *chosen), chosen[0].destinations
             bucket = buckets.setdefault(key, ({}, set()))
             for destination in destinations:
@@ -216,7 +233,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
     created = created_ip_groups(profile, role_sources, existing)
     plan = AzurePlan(
         cluster=profile.cluster, groups=tuple(groups), ip_groups=created, existing_ip_groups=existing, role_sources=role_sources,
-        dns_proxy=profile.azure_dns_proxy, policy=policy_plan(profile), choices=tuple(choices), minimum_rules=len(buckets),
+        dns_proxy=profile.azure_dns_proxy, policy=policy_plan(profile), choices=tuple(choices), left_out=notes, minimum_rules=len(buckets),
         subscription_id=profile.azure_subscription_id, resource_group=profile.azure_resource_group,
     )
     _check_limits(plan, profile)

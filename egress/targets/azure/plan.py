@@ -7,7 +7,7 @@ from pydantic import Field
 
 from ...errors import EgressError
 from ...models import Strict
-from ..options import Choice
+from ..options import Choice, LeftOut
 
 # One rule collection group per platform or own catalog, at azurePriorityBase + BAND_WIDTH x its band; its network and
 # application collections sit inside the group (Azure orders collections within a group by their own priorities).
@@ -100,6 +100,7 @@ class AzurePlan(Strict):
     dns_proxy: bool
     policy: PolicyPlan = PolicyPlan()
     choices: tuple[Choice, ...] = ()
+    left_out: tuple[LeftOut, ...] = ()  # recommended/optional requirements Azure cannot express (render: azure/left-out.txt)
     minimum_rules: int = Field(0, description="One rule per (platform, feature, role, protocol/ports, destination family): the minimum for this layout")
     subscription_id: Optional[str] = None  # where the component creates IP Groups (offline render writes their ids with it)
     resource_group: Optional[str] = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..options import left_out_text
 from .plan import ApplicationRule, AzureCompileError, AzurePlan, NetworkRule, RuleCollectionGroup, ip_group_id
 
 
@@ -84,8 +85,11 @@ def _text(document: dict[str, Any]) -> str:
 
 def render(plan: AzurePlan) -> dict[str, str]:
     """What Azure gets: every rule collection group's REST body as ``azure/<group>.json`` and every IP Group the
-    component creates as ``azure/ip-groups/<name>.json``, with the resource ids the component will give them."""
+    component creates as ``azure/ip-groups/<name>.json``, with the resource ids the component will give them; and
+    ``azure/left-out.txt``, the recommended/optional requirements Azure cannot express (none: no file)."""
     ids = offline_ip_group_ids(plan)
     files = {f"azure/{body['name']}.json": _text(body) for body in plan_bodies(plan, ids)}
     files.update({f"azure/ip-groups/{plan.ip_group_name(role)}.json": _text(ip_group_body(plan, role, ids[role])) for role in sorted(ids)})
+    if plan.left_out:
+        files["azure/left-out.txt"] = left_out_text("Azure Firewall", plan.left_out)
     return files

@@ -11,6 +11,7 @@ from typing import Iterable, Mapping
 
 from ...models import ROLES, Catalog, Requirement
 from ...redact import redact
+from ..options import left_out_lines
 from ..verdict import Verdict
 from .deployed import artefacts as deployed_artefacts
 from .compile import KubernetesPlan, check_deploy_settings, compile_kubernetes, enforced
@@ -36,7 +37,7 @@ def summary(plan: KubernetesPlan) -> str:
         parts.append(f"cluster proxy: {', '.join(plan.cluster_proxy.kinds)}")
     if plan.api_allowlist:
         parts.append(f"API allowlist ({plan.api_allowlist.mode}): {len(plan.api_allowlist.effective)} range(s)")
-    lines = ["; ".join(parts)]
+    lines = ["; ".join(parts), *left_out_lines("kubernetes", plan.egress_proxy.left_out if plan.egress_proxy else ())]
     if plan.api_allowlist:
         lines += [f"  warning: {w}" for w in plan.api_allowlist.warnings]
     return redact("\n".join(lines))

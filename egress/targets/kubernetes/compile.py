@@ -9,7 +9,7 @@ from ...profile import Profile
 from .api_allowlist import ApiAllowlistPlan, compile_api_allowlist
 from .cluster_proxy import ClusterProxyPlan, compile_cluster_proxy
 from .egress_proxy import EgressProxyPlan, compile_egress_proxy
-from .squid import proxied_option
+from .squid import proxied_option, squid_left_out
 
 
 class KubernetesPlan(Strict):
@@ -19,11 +19,12 @@ class KubernetesPlan(Strict):
 
 
 def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> list[Requirement]:
-    """What the egress proxy enforces: the HTTP/HTTPS-to-a-name requirements of egressProxyRoles and of every source group."""
+    """What the egress proxy enforces: the HTTP/HTTPS-to-a-name requirements of egressProxyRoles and of every source group,
+    but for the recommended/optional ones it cannot match (left out, with a note in the render)."""
     if not profile.egress_proxy:
         return []
     roles = set(profile.enforced(profile.egress_proxy_roles))
-    return [r for r in requirements if r.role in roles and proxied_option(r)[0] is not None]
+    return [r for r in requirements if r.role in roles and proxied_option(r)[0] is not None and squid_left_out(r) is None]
 
 
 def compile_kubernetes(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> KubernetesPlan:

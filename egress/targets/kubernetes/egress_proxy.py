@@ -16,6 +16,7 @@ from typing import Iterable, Optional
 
 from ...models import Catalog, Requirement, Strict
 from ...profile import Profile
+from ..options import LeftOut
 from .squid import EgressProxyCompileError, NotProxied, SquidAcl, allowlist_text, compile_acls, source_key
 
 SQUID_CONF_PATH = "/etc/squid/squid.conf"
@@ -57,6 +58,7 @@ class EgressProxyPlan(Strict):
     egress_ports: tuple[str, ...]  # NetworkPolicy egress besides DNS: the ports the ACLs allow
     not_proxied: tuple[NotProxied, ...]
     stack: str
+    left_out: tuple[LeftOut, ...] = ()  # recommended/optional requirements it cannot match (render: kubernetes/left-out.txt)
 
     @property
     def allowlist(self) -> str:
@@ -113,7 +115,8 @@ def _check_cluster_ip(profile: Profile) -> None:
 
 def compile_egress_proxy(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> EgressProxyPlan:
     entries = {entry.id: entry for entry in catalog.entries}
-    acls, not_proxied = compile_acls(requirements, profile.enforced(profile.egress_proxy_roles), entries)
+    left_out: list[LeftOut] = []
+    acls, not_proxied = compile_acls(requirements, profile.enforced(profile.egress_proxy_roles), entries, left_out)
     if not acls:
         raise EgressProxyCompileError(f"the egress proxy has nothing to allow: no HTTP/HTTPS requirement of the roles "
                                       f"{', '.join(profile.egress_proxy_roles)}. Fix: check egress-matrix:egressProxyRoles and platforms")
@@ -124,4 +127,4 @@ def compile_egress_proxy(catalog: Catalog, profile: Profile, requirements: Itera
                            port=profile.egress_proxy_port, cluster_ip=profile.egress_proxy_cluster_ip, node_port=profile.egress_proxy_node_port,
                            acls=acls, role_sources=tuple(role_sources.items()),
                            client_cidrs=tuple(dict.fromkeys(c for _, cidrs in role_sources.items() for c in cidrs)),
-                           egress_ports=tuple(ports), not_proxied=not_proxied, stack=profile.stack)
+                           egress_ports=tuple(ports), not_proxied=not_proxied, stack=profile.stack, left_out=tuple(left_out))

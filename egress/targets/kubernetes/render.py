@@ -8,6 +8,7 @@ import json
 
 import yaml
 
+from ..options import left_out_text
 from .api_allowlist import generic_service, kkp_cluster_patch
 from .cluster_proxy import aks_http_proxy_config, kkp_seed_patch, kubeadm_proxy_env, openshift_proxy, openshift_trusted_ca
 from .compile import KubernetesPlan
@@ -55,6 +56,8 @@ def render(plan: KubernetesPlan) -> dict[str, str]:
         files["kubernetes/squid.conf"] = plan.egress_proxy.squid_conf
         if plan.egress_proxy.not_proxied:
             files["kubernetes/not-proxied.txt"] = "".join(f"{n.requirement}: {n.reason}\n" for n in plan.egress_proxy.not_proxied)
+        if plan.egress_proxy.left_out:
+            files["kubernetes/left-out.txt"] = left_out_text("The egress proxy", plan.egress_proxy.left_out)
     cp = plan.cluster_proxy
     if cp and cp.openshift_status_no_proxy is not None:
         files["kubernetes/openshift-status-noproxy.txt"] = cp.openshift_status_no_proxy + "\n"

@@ -13,7 +13,8 @@ One ACL per (platform, feature, role, protocol, ports), named like every target'
 rules") and commented with the entry ids, so turning a feature on adds its own lines and leaves the others alone.
 A source group (``sourceGroups``) is a role of its own: its ``src`` ACL (``group-<name>``) holds exactly its CIDRs, and
 its entries' ACLs allow only from it; roles come first, then groups by name, so a new group only adds lines.
-What a forward proxy cannot carry (other protocols, address or service-tag destinations) is listed, not dropped.
+What a forward proxy cannot carry (other protocols, address or service-tag destinations) is listed, not dropped; a
+recommended or optional name it cannot match ('*' inside a label) is left out with a note, a required one is an error.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from ...addresses import format_ports
 from ...errors import EgressError
 from ...models import ROLES, Requirement, Strict
 from ..naming import feature_parts, rule_stem
-from ..options import requirement_label
+from ..options import LeftOut, requirement_label
 
 
 class EgressProxyCompileError(EgressError):
@@ -78,24 +79,45 @@ def subdomain_regex(wildcard: str) -> str:
     return re.sub(r"([.\\^$|?*+()\[\]{}])", r"\\\1", wildcard[1:]) + "$"
 
 
+def _inside_label(name: str) -> bool:
+    """A '*' the proxy cannot match: anywhere but as the whole left-most label ('md-*.x', '*.*.x')."""
+    return "*" in name and (not name.startswith("*.") or name.count("*") > 1)
+
+
 def proxied_option(req: Requirement):
-    """The first option a forward proxy can carry (HTTP/HTTPS to a name), else (None, why not)."""
-    reasons = []
+    """The first option a forward proxy can carry (HTTP/HTTPS to a name; one whose names it can all match before one
+    with a '*' inside a label), else (None, why not)."""
+    reasons, carried = [], []
     for option in req.options():
         if option.protocol not in ("http", "https"):
             reasons.append(f"{option.protocol} is not HTTP or HTTPS; a forward proxy carries only those")
         elif option.kind not in ("fqdn", "wildcard"):
             reasons.append(f"a {option.kind} destination is matched by address, not by the name a proxy request carries")
         else:
-            return option, ""
+            carried.append(option)
+    if carried:
+        return next((o for o in carried if not any(_inside_label(d) for d in o.destinations)), carried[0]), ""
     return None, "; ".join(dict.fromkeys(reasons))
 
 
+def squid_left_out(req: Requirement) -> LeftOut | None:
+    """A recommended or optional requirement the proxy carries but cannot match (a '*' inside a label): left out of the
+    allowlist and of ``enforced``, with why. A required one stops the stack (``_check_wildcard``)."""
+    option, _ = proxied_option(req)
+    if option is None or req.level == "required":
+        return None
+    bad = [d for d in option.destinations if _inside_label(d)]
+    if not bad:
+        return None
+    return LeftOut(requirement=requirement_label(req), level=req.level,
+                   reason=f"'{bad[0]}' has '*' inside a label; the egress proxy matches a name exactly or by its subdomains ('*.x')")
+
+
 def _check_wildcard(name: str, req: Requirement) -> None:
-    if "*" in name and (not name.startswith("*.") or name.count("*") > 1):
+    if _inside_label(name):
         raise EgressProxyCompileError(
             f"requirement {requirement_label(req)}: '{name}' has '*' inside a label; the egress proxy matches a name exactly or "
-            "by its subdomains ('*.x'). Fix: drop the entry's level from egress-matrix:levels, or give the matrix entry a supported alternative")
+            "by its subdomains ('*.x'). Fix: give the matrix entry a supported alternative")
 
 
 def _normalise(hosts: set[str], wildcards: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -116,8 +138,10 @@ def _normalise(hosts: set[str], wildcards: set[str]) -> tuple[tuple[str, ...], t
     return tuple(sorted(domains, key=order)), tuple(f"*.{s}" for s in sorted(regexes, key=order))
 
 
-def compile_acls(requirements: Iterable[Requirement], roles: Iterable[str], entries: dict) -> tuple[tuple[SquidAcl, ...], tuple[NotProxied, ...]]:
-    """The proxied roles' requirements as ACLs, and the ones a forward proxy does not carry."""
+def compile_acls(requirements: Iterable[Requirement], roles: Iterable[str], entries: dict,
+                 left_out: list[LeftOut] | None = None) -> tuple[tuple[SquidAcl, ...], tuple[NotProxied, ...]]:
+    """The proxied roles' requirements as ACLs, and the ones a forward proxy does not carry; the recommended/optional ones
+    it carries but cannot match are added to ``left_out``."""
     wanted = set(roles)
     groups: dict[tuple[str, str, str, str], dict] = {}
     not_proxied: list[NotProxied] = []
@@ -127,6 +151,10 @@ def compile_acls(requirements: Iterable[Requirement], roles: Iterable[str], entr
         option, why = proxied_option(req)
         if option is None:
             not_proxied.append(NotProxied(requirement=requirement_label(req), reason=why))
+            continue
+        if (note := squid_left_out(req)) is not None:
+            if left_out is not None:
+                left_out.append(note)
             continue
         ports = format_ports(option.ports)
         for (platform, feature), ids in sorted(feature_parts(req, entries).items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
@@ -218,5 +246,5 @@ def allowlist_text(acls: tuple[SquidAcl, ...], role_sources: dict[str, tuple[str
     return "\n".join(lines)
 
 
-__all__ = ["EgressProxyCompileError", "NotProxied", "SquidAcl", "allowlist_text", "compile_acls", "port_acl_name", "proxied_option", "role_acl_name",
+__all__ = ["EgressProxyCompileError", "NotProxied", "SquidAcl", "allowlist_text", "compile_acls", "port_acl_name", "proxied_option", "role_acl_name", "squid_left_out",
            "source_key", "subdomain_regex"]
