@@ -6,6 +6,7 @@ cite the current VPC page, or say where IBM now says it (its IAM section is gone
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -16,9 +17,13 @@ from egress.exports import allowlist_exports
 from egress.profile import profile_from_config
 from egress.project import open_project
 from egress.resolve import resolve
-from egress.targets.azure.compile import compile_azure
+from egress.targets.azure.compile import compile_azure, fqdn_tag_members
+from egress.targets.azure.evaluate import evaluate_bodies
+from egress.targets.azure.render import plan_bodies
 
 ROOT = Path(__file__).resolve().parents[1]
+# the master's service endpoint URLs as `ibmcloud ks cluster get` prints them (public and private share the port)
+ENDPOINTS = ("https://c100.us-south.containers.cloud.ibm.com:31234", "https://c100.private.us-south.containers.cloud.ibm.com:31234/")
 
 
 def stack(name: str, **overrides):
@@ -43,6 +48,26 @@ def test_regional_registry_offers_every_icr_io_subdomain_as_the_documented_alter
     workstation = {r.destination for r in reqs if r.role == "workstation"}
     assert {"de.icr.io", "dd0.de.icr.io", "icr.io", "dd0.icr.io", "dd2.icr.io"} <= workstation
     assert "*.icr.io" not in workstation
+
+
+def test_a_firewall_that_allows_every_icr_io_subdomain_as_ibm_asks_is_complete_and_not_too_broad():
+    """Judged as Azure Firewall judges it: *.icr.io in place of us.icr.io and its delivery host misses nothing and, being
+    the rows' documented alternative, is no extra; without the alternative the same rule would be an extra."""
+    catalog, profile, reqs = stack("ibm-vpc", azure_roles=("workstation",), targets=("azure",), ibm_master_endpoints=ENDPOINTS)
+    plan = compile_azure(catalog, profile, reqs)
+    ids = {role: f"/ipGroups/egress-{role}" for role in plan.ip_groups}
+    text = json.dumps(plan_bodies(plan, ids))
+    assert '"us.icr.io"' in text and '"dd0.us.icr.io"' in text
+    ibm_wording = json.loads(text.replace('"us.icr.io"', '"*.icr.io"').replace('"dd0.us.icr.io", ', "").replace(', "dd0.us.icr.io"', ""))
+
+    def judge(requirements):
+        return evaluate_bodies(ibm_wording, requirements, plan.role_sources, {ids[r]: c for r, c in plan.ip_groups.items()},
+                               fqdn_tag_members(catalog, requirements))
+
+    verdict = judge(reqs)
+    assert (verdict.missing, verdict.extra) == ((), ())
+    without = [r.model_copy(update={"alternatives": (), "chosen": None}) if r.destination == "us.icr.io" else r for r in reqs]
+    assert any("*.icr.io" in line for line in judge(without).extra)
 
 
 def test_the_global_registry_has_no_wildcard_alternative_because_it_does_not_cover_the_apex():
@@ -90,7 +115,6 @@ def test_exports_cite_the_current_page_or_where_ibm_says_it_now():
 
 
 # 20 ----------------------------------------------------------------------------------------------- kubectl master
-ENDPOINTS = ("https://c100.us-south.containers.cloud.ibm.com:31234", "https://c100.private.us-south.containers.cloud.ibm.com:31234/")
 
 
 def test_kubectl_reaches_this_clusters_master_only_once_the_stack_names_its_endpoints():
