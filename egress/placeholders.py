@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Callable, Literal, Optional
 
 from .ibm_endpoints import master_hosts_and_ports
 
+from . import infra_endpoints as infra
+
 if TYPE_CHECKING:
     from .models import Catalog
     from .profile import Profile
@@ -98,6 +100,27 @@ PLACEHOLDERS: dict[str, Placeholder] = {
                     lambda p, c: (), for_role=_role_region),
         Placeholder("datadog_site", "host", "datadogSite", "the Datadog site the Agent sends to (its site parameter)", "datadoghq.eu",
                     lambda p, c: _one(p.datadog_site)),
+        # OpenShift's infrastructure APIs: host and port from one setting each (egress/infra_endpoints.py).
+        Placeholder("nutanix_prism_central_host", "host", "nutanixPrismCentral", "host of Nutanix Prism Central", "prism-central.example.com",
+                    lambda p, c: infra.prism_central(p.nutanix_prism_central)[0]),
+        Placeholder("nutanix_prism_central_port", "port", "nutanixPrismCentral", "port of Nutanix Prism Central", "9440",
+                    lambda p, c: infra.prism_central(p.nutanix_prism_central)[1]),
+        Placeholder("openstack_auth_host", "host", "openstackAuthUrl", "host of the OpenStack Keystone auth URL", "keystone.example.com",
+                    lambda p, c: infra.openstack_auth(p.openstack_auth_url)[0]),
+        Placeholder("openstack_auth_port", "port", "openstackAuthUrl", "port of the OpenStack Keystone auth URL", "5000",
+                    lambda p, c: infra.openstack_auth(p.openstack_auth_url)[1]),
+        Placeholder("openstack_endpoint_host", "host", "openstackEndpoints", "hosts of the OpenStack catalog endpoints the cluster calls",
+                    "compute.example.com", lambda p, c: infra.openstack_catalog(p.openstack_endpoints)[0]),
+        Placeholder("openstack_endpoint_port", "port", "openstackEndpoints", "ports of the OpenStack catalog endpoints the cluster calls",
+                    "8774", lambda p, c: infra.openstack_catalog(p.openstack_endpoints)[1]),
+        Placeholder("bmc_redfish_host", "host", "bmcAddresses", "hosts of the BMCs driven over Redfish", "192.0.2.10",
+                    lambda p, c: infra.bmcs(p.bmc_addresses, "redfish")[0]),
+        Placeholder("bmc_redfish_port", "port", "bmcAddresses", "ports of the BMCs driven over Redfish", "443",
+                    lambda p, c: infra.bmcs(p.bmc_addresses, "redfish")[1]),
+        Placeholder("bmc_ipmi_host", "host", "bmcAddresses", "hosts of the BMCs driven over IPMI", "192.0.2.11",
+                    lambda p, c: infra.bmcs(p.bmc_addresses, "ipmi")[0]),
+        Placeholder("bmc_ipmi_port", "port", "bmcAddresses", "ports of the BMCs driven over IPMI", "623",
+                    lambda p, c: infra.bmcs(p.bmc_addresses, "ipmi")[1]),
     )
 }
 

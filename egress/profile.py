@@ -16,6 +16,7 @@ from pydantic_core import InitErrorDetails
 from .addresses import AddressError, check_ascii, parse_cidr, parse_domain, parse_fqdn, parse_hostname, parse_ip, parse_no_proxy_entry
 from .errors import ProfileError
 from .ibm_endpoints import master_hosts_and_ports
+from .infra_endpoints import bmc_endpoint, hosts_and_ports, openstack_endpoint
 from .pem import check_certificates_only
 from .redact import refuse_credentials
 from .models import AzureCloudName, CloudVariant, DatadogSite, Level, NodeOs, OpenShiftPlatform, Role
@@ -99,7 +100,18 @@ class Profile(BaseModel):
     service_cidrs: tuple[str, ...] = Field((), alias="serviceCidrs", description="Service network CIDRs.")
     pod_cidrs: tuple[str, ...] = Field((), alias="podCidrs", description="Pod (cluster) network CIDRs.")
     machine_cidrs: tuple[str, ...] = Field((), alias="machineCidrs", description="Machine (node) network CIDRs.")
-    vsphere_endpoints: tuple[str, ...] = Field((), alias="vsphereEndpoints", description="vCenter API hosts the KKP seed manages.")
+    vsphere_endpoints: tuple[str, ...] = Field((), alias="vsphereEndpoints", description="vCenter API hosts: those the KKP seed manages, or OpenShift on vSphere's vCenter (install-config platform.vsphere.vcenters[].server).")
+    # OpenShift's infrastructure APIs (egress/infra_endpoints.py parses them; matrix/openshift.yaml cites who calls them).
+    nutanix_prism_central: Optional[str] = Field(None, alias="nutanixPrismCentral", examples=["prism-central.example.com:9440"],
+                                                 description="OpenShift on Nutanix: Prism Central as host:port (install-config platform.nutanix.prismCentral endpoint address and port, usually 9440).")
+    openstack_auth_url: Optional[str] = Field(None, alias="openstackAuthUrl", examples=["https://keystone.example.com:5000/v3"],
+                                              description="OpenShift on OpenStack: the Keystone auth_url of the cloud in clouds.yaml (https).")
+    openstack_endpoints: tuple[str, ...] = Field((), alias="openstackEndpoints", examples=["https://overcloud.example.com:13774"],
+                                                 description="OpenShift on OpenStack: the Keystone catalog's endpoint URLs (https) the cluster calls: compute, network, "
+                                                             "block storage, image, load balancer, object storage (openstack catalog list); the interface clouds.yaml selects.")
+    bmc_addresses: tuple[str, ...] = Field((), alias="bmcAddresses", examples=["redfish-virtualmedia://192.0.2.10/redfish/v1/Systems/1"],
+                                           description="OpenShift on bare metal: the hosts' BMC addresses as install-config hosts[].bmc.address writes them "
+                                                       "(Redfish schemes over HTTPS, ipmi://, or a bare host for IPMI).")
     openshift_platform: Optional[OpenShiftPlatform] = Field(None, alias="openshiftPlatform", description="OpenShift infrastructure platform type (AWS, Azure, GCP, OpenStack, VSphere, BareMetal, None, ...).")
     hypershift: bool = Field(False, alias="hypershift", description="OpenShift with hosted control planes (HyperShift).")
     no_proxy: tuple[str, ...] = Field((), alias="noProxy", description="Extra no-proxy entries for the cluster-wide proxy (OpenShift Proxy spec.noProxy).")
@@ -478,6 +490,34 @@ class Profile(BaseModel):
     def _hosts(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         for value in values:
             _parse_host(value)
+        return values
+
+    @field_validator("nutanix_prism_central")
+    @classmethod
+    def _host_port(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None:
+            _split_host_port(value)
+        return value
+
+    @field_validator("openstack_auth_url")
+    @classmethod
+    def _openstack_auth(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None:
+            openstack_endpoint(value)
+        return value
+
+    @field_validator("openstack_endpoints")
+    @classmethod
+    def _openstack_endpoints(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        hosts_and_ports((openstack_endpoint(value) for value in values), "openstackEndpoints")
+        return values
+
+    @field_validator("bmc_addresses")
+    @classmethod
+    def _bmc_addresses(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        parsed = [bmc_endpoint(value) for value in values]
+        for protocol in ("redfish", "ipmi"):
+            hosts_and_ports(((host, port) for kind, host, port in parsed if kind == protocol), f"bmcAddresses ({protocol})")
         return values
 
     @field_validator("ibm_master_endpoints")
