@@ -8,7 +8,8 @@ from typing import Optional
 import yaml
 
 from .catalog import export_entry
-from .models import Catalog
+from .citations import cite, markdown_link
+from .models import Catalog, Citation
 from .placeholders import PLACEHOLDERS
 
 
@@ -23,6 +24,11 @@ def pulumi_yaml_with_config(text: str) -> str:
 
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _cited(catalog: Catalog, citation: Citation) -> str:
+    """A citation cell: the source's id linked to its public page, and the section (the Sources table says what was read)."""
+    return cite(markdown_link(f"`{citation.source}`", catalog.sources[citation.source].cited), citation.section)
 
 
 def _differences(catalog: Catalog, on: datetime.date) -> list[str]:
@@ -40,8 +46,7 @@ def _differences(catalog: Catalog, on: datetime.date) -> list[str]:
                            for d in data.get("documented_as", [])) or "(same destination)"
         has = "<br>".join([f"`{entry.destination}` {entry.protocol}/{','.join(map(str, data['ports']))}"]
                           + [f"`{a['destination']}` {a['protocol']}/{','.join(map(str, a['ports']))}" for a in data["alternatives"]])
-        citation = f"{data['citation']['doc']} § {data['citation']['section']}"
-        lines.append("| " + " | ".join(_cell(x) for x in (entry.id, said, has, entry.differs_because, citation)) + " |")
+        lines.append("| " + " | ".join(_cell(x) for x in (entry.id, said, has, entry.differs_because, _cited(catalog, entry.citation))) + " |")
     return lines + _retirements(catalog, on)
 
 
@@ -60,9 +65,8 @@ def _retirements(catalog: Catalog, on: datetime.date) -> list[str]:
         lines += ["| id | destination | retires | announced in |", "|---|---|---|---|"]
         for entry in rows:
             assert entry.retires is not None
-            source = catalog.sources[entry.retires.citation.source]
             lines.append("| " + " | ".join(_cell(x) for x in (entry.id, f"`{entry.destination}`", entry.retires.date.isoformat(),
-                                                               f"{source.cited} § {entry.retires.citation.section}")) + " |")
+                                                               _cited(catalog, entry.retires.citation))) + " |")
     return lines + [""]
 
 
@@ -161,7 +165,7 @@ def matrix_markdown(catalog: Catalog, on: Optional[datetime.date] = None) -> str
                 purpose += " — differs from the document (see below)"
             if entry.retires:
                 purpose += f" — **{'retired' if entry.retires.date <= on else 'retires'} {entry.retires.date.isoformat()}**"
-            citation = f"{data['citation']['doc']} § {data['citation']['section']}"
+            citation = _cited(catalog, entry.citation)
             lines.append("| " + " | ".join(_cell(x) for x in (
                 entry.id, entry.role, f"`{entry.destination}`", f"{entry.protocol}/{','.join(map(str, data['ports']))}",
                 entry.level, entry.variant or "all", entry.feature or "core", ", ".join(entry.when.describe()) or "—",
@@ -174,16 +178,14 @@ def matrix_markdown(catalog: Catalog, on: Optional[datetime.date] = None) -> str
     for expansion in catalog.expansions:
         implied = "<br>".join(f"`{h.destination}` — {h.purpose}" + (f" ({', '.join(h.when.describe())})" if h.when.describe() else "")
                               for h in expansion.implies) or "(none documented)"
-        source = catalog.sources[expansion.citation.source]
         lines.append("| " + " | ".join(_cell(x) for x in (f"`{expansion.host}`", implied, expansion.note or "—",
-                                                           f"{source.doc} § {expansion.citation.section}")) + " |")
+                                                           _cited(catalog, expansion.citation))) + " |")
     lines += ["", "## Allowlist exports", "",
               "Addresses of the cluster that other teams must put in *their* allowlists; a stack exports them with its values.", "",
               "| id | platform | values from | allowlist | direction | purpose | citation |", "|---|---|---|---|---|---|---|"]
     for export in catalog.exports:
-        source = catalog.sources[export.citation.source]
         lines.append("| " + " | ".join(_cell(x) for x in (export.id, export.platform, f"`egress-matrix:{export.values_from}`", export.allowlist,
-                                                           export.direction, export.purpose, f"{source.doc} § {export.citation.section}")) + " |")
+                                                           export.direction, export.purpose, _cited(catalog, export.citation))) + " |")
     lines += ["", "## OpenShift automatic no-proxy entries", "",
               "What the cluster-network-operator adds to Proxy `status.noProxy` by itself (sorted, de-duplicated, joined with ',').", "",
               "| id | entry | when | note | citation |", "|---|---|---|---|---|"]
@@ -192,13 +194,15 @@ def matrix_markdown(catalog: Catalog, on: Optional[datetime.date] = None) -> str
         when = ", ".join(f"{k}={'/'.join(v) if isinstance(v, tuple) else v}" for k, v in rule.when.model_dump(exclude_none=True).items()) or "always"
         if rule in catalog.noproxy_removed:
             when = "**removed**: not emitted"
-        source = catalog.sources[rule.citation.source]
-        lines.append("| " + " | ".join(_cell(x) for x in (rule.id, entry, when, rule.note or "—", f"{source.doc} § {rule.citation.section}")) + " |")
+        lines.append("| " + " | ".join(_cell(x) for x in (rule.id, entry, when, rule.note or "—", _cited(catalog, rule.citation))) + " |")
     lines += ["", "## Placeholders", "", "| placeholder | filled from stack key | meaning |", "|---|---|---|"]
     for name, placeholder in sorted(PLACEHOLDERS.items()):
         lines.append(f"| `{{{name}}}` | `egress-matrix:{placeholder.stack_key}` | {_cell(placeholder.description)} |")
-    lines += ["", "## Sources", "", "| id | document | title |", "|---|---|---|"]
+    lines += ["", "## Sources", "",
+              "Every citation above links to the document's public page (on github.com, at the commit read where one is known). "
+              "*What was read* names the file, commit or date; for the five documents the project started from, also the "
+              "copy that was transcribed (the project's record of the text the matrix was built from).", "",
+              "| id | document | what was read |", "|---|---|---|"]
     for source_id, source in catalog.sources.items():
-        title = f"[{source.title}]({source.url})" if source.url else source.title
-        lines.append(f"| `{source_id}` | {_cell(source.doc)} | {_cell(title)} |")
+        lines.append(f"| `{source_id}` | {_cell(markdown_link(source.title, source.url))} | {_cell(source.doc)} |")
     return "\n".join(lines) + "\n"

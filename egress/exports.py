@@ -17,7 +17,7 @@ def allowlist_exports(catalog: Catalog, profile: Profile) -> list[dict[str, Any]
         source = catalog.sources[export.citation.source]
         record: dict[str, Any] = {
             "id": export.id, "allowlist": export.allowlist, "direction": export.direction, "values": values,
-            "purpose": export.purpose, "citation": {"doc": source.doc, "section": export.citation.section},
+            "purpose": export.purpose, "citation": {"url": source.cited, "section": export.citation.section},
         }
         if not values:
             record["missing"] = f"set {PROJECT}:{export.values_from}"

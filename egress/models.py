@@ -10,6 +10,7 @@ from typing import Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .addresses import DestinationKind, PortRange, format_ports
+from .citations import URL_FIX, public_url_problem
 from .runs_on import Cloud
 
 Protocol = Literal["http", "https", "tcp", "udp"]
@@ -42,16 +43,26 @@ class Strict(BaseModel):
 
 
 class Source(Strict):
-    """A document entries cite: a seed (by file name) or a public document beyond the seeds."""
+    """A document entries cite: its public page (``url``) and what was read (``doc``: repository, path, commit or date;
+    for a seed, also the copy that was transcribed)."""
 
     doc: str = Field(min_length=1)
     title: str = Field(min_length=1)
-    url: Optional[str] = None
+    url: str  # https, a page a reader can open: a docs page, or a github.com address at the commit read
+
+    @field_validator("url")
+    @classmethod
+    def _public(cls, value: str) -> str:
+        problem = public_url_problem(value)
+        if problem:
+            raise ValueError(f"{problem}; {URL_FIX}")
+        return value
 
     @property
     def cited(self) -> str:
-        """How outputs name this document when they cite it (a reader must be able to open it)."""
-        return self.doc
+        """How outputs name this document when they cite it: its public address, short enough for a CSV cell, a
+        pull-request comment or a squid.conf comment, and one a reader can open (a seed's file name is neither)."""
+        return self.url
 
 
 class Citation(Strict):

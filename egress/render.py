@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from .addresses import format_ports
 from .catalog import export_entry
+from .citations import cite
 from .models import ApprovalRef, Catalog, Requirement
 
 COLUMNS = ("role", "destination", "kind", "protocol", "ports", "level", "purpose", "citation", "choice")
@@ -22,8 +23,8 @@ def requirement_row(req: Requirement) -> dict[str, str]:
         "ports": format_ports(req.ports),
         "level": req.level,
         "purpose": "; ".join(req.purposes),
-        # an own entry cites its approval in place of (or besides) a vendor document
-        "citation": "; ".join([*(f"{doc} § {section}" for doc, section in req.citations), *(_approval_text(a) for a in req.approvals)]),
+        # the public address of each document (an own entry cites its approval in place of, or besides, a document)
+        "citation": "; ".join([*(cite(url, section) for url, section in req.citations), *(_approval_text(a) for a in req.approvals)]),
         "choice": req.chosen or "",  # which alternative was picked, and what else would do
     }
 
@@ -45,7 +46,7 @@ def requirement_json(req: Requirement) -> dict[str, Any]:
         "purpose": "; ".join(req.purposes),
         "entries": list(req.entry_ids),
         "platforms": list(req.platforms),
-        "citations": [{"doc": doc, "section": section} for doc, section in req.citations],
+        "citations": [{"url": url, "section": section} for url, section in req.citations],
     }
     if req.paths:
         data["paths"] = list(req.paths)

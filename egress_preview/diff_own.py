@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any, Iterable, Optional
 
+from egress.citations import cite
 from egress.models import ROLES
 
 _SQUID_HEADER = re.compile(r"^#\s*([a-z0-9][a-z0-9-]*): (\S+) -> (?:HTTPS|HTTP) \S+\s*$")
@@ -80,7 +81,8 @@ def markdown_lines(own: dict[str, list]) -> list[str]:
 
 def requirement_source(req: dict) -> str:
     """What stands behind a requirement in the diff's tables: its citations (two at most), or its approvals."""
-    cites = [f"{c['doc']} {c.get('section', '')}".strip() for c in req.get("citations", [])[:2]]
+    # a base previewed with its own code may predate citing by address ("doc": the document's name then)
+    cites = [cite(c.get("url") or c.get("doc", ""), c.get("section", "")) for c in req.get("citations", [])[:2]]
     cites += [f"{a['entry']} approved by {a.get('owner')} ({a.get('reference')}{', expires ' + a['expires'] if a.get('expires') else ''})"
               for a in req.get("approvals") or ()]
     return _cell("; ".join(cites))  # approvals are the stack author's text: escaped like every other cell

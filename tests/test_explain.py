@@ -53,6 +53,11 @@ AKS_CORE_HTTPS = ("aks-core-https", {"rule collection group": "egress-dev-aks", 
 NODES_SG_443 = ("egress-dev-nodes-0", {"security group": "egress-dev-nodes-0", "egress": "tcp/443 to 0.0.0.0/0"})
 DENY_ALL = [("deny all", {"http_access": "deny all"})]
 AZURE_DEFAULT = "no rule matches it: Azure Firewall's default deny"
+# Citations name the public page (matrix/sources.yaml url), never the transcribed seed file
+KKP_PAGE = ("https://github.com/kubermatic/docs/blob/816edf43c67ef910bfca1ffa97b5cbf5249c11d1/content/kubermatic/v2.27/"
+            "tutorials-howtos/networking/proxy-whitelisting/_index.en.md")
+AKS_PAGE = ("https://github.com/MicrosoftDocs/azure-aks-docs/blob/f9be3faa3436b5bd5fb2cda4d33b5771538031f7/"
+            "articles/aks/outbound-rules-control-egress.md")
 
 
 def tls_drop(role: str, sid: int):
@@ -63,8 +68,8 @@ def test_a_required_host_is_allowed_by_the_named_rule_of_each_target():
     e = explain("dev", "mcr.microsoft.com:443")
     assert (e.destination, e.kind, e.port, e.role, e.required) == ("mcr.microsoft.com", "fqdn", 443, None, True)
     assert needs(e) == [("nodes -> mcr.microsoft.com https/443", ("aks-public-mcr", "kkp-images-mcr-azure-ccm"), "exact")]
-    assert e.requirements[0].citations == (("000_e208acb0bb847d0b.txt", "kubelet - Docker Images / mcr.microsoft.com"),
-                                           ("004_8f8a3784ff8fd43c.txt", "Azure Global required FQDN / application rules"))
+    assert e.requirements[0].citations == ((AKS_PAGE, "Azure Global required FQDN / application rules"),
+                                           (KKP_PAGE, "kubelet - Docker Images / mcr.microsoft.com"))
     assert decided(e) == [
         ("azure", "nodes", "https/443", ALLOWED, [AKS_CORE_HTTPS]),  # the first match: egress-dev-aks (1000) before egress-dev-kkp
         ("aws", "nodes", "https/443", ALLOWED, [("sid:50167725", {"rule group": "egress-dev-nodes-tls-sni", "sid": "50167725",
@@ -241,7 +246,7 @@ def test_explain_rule_azure_and_squid_share_a_name():
         assert [e.id for e in match.entries] == list(match.rule.entry_ids) and len(match.entries) == 10
     entry = r.matches[0].entries[5]
     assert (entry.id, entry.platform, entry.feature, entry.citation, entry.known) == (
-        "aks-public-mcr", "aks", "", ("004_8f8a3784ff8fd43c.txt", "Azure Global required FQDN / application rules"), True)
+        "aks-public-mcr", "aks", "", (AKS_PAGE, "Azure Global required FQDN / application rules"), True)
     path = rule("dev", "egress-dev-aks/aks-application/aks-core-https")
     assert [m.rule.target for m in path.matches] == ["azure"] and path.matches[0] == r.matches[0]
     assert [m.rule.name for m in rule("dev", "aks-network").matches] == ["aks-azure-monitor-tcp-443"]  # a collection: all its rules
@@ -290,15 +295,15 @@ def test_explain_rule_unknown_name_lists_close_names():
 
 
 def test_format_text_allowed_and_denied():
-    assert format_text(explain("dev", "mcr.microsoft.com:443")) == """\
+    assert format_text(explain("dev", "mcr.microsoft.com:443")) == f"""\
 mcr.microsoft.com:443 (stack dev)
 Required by 1 requirement(s):
   nodes -> mcr.microsoft.com https/443, required (exact)
     entries: aks-public-mcr, kkp-images-mcr-azure-ccm
     why: Microsoft Container Registry (first-party images and charts needed to create, scale and upgrade the cluster)
     why: Images: Azure CCM Driver
-    cited: 000_e208acb0bb847d0b.txt, kubelet - Docker Images / mcr.microsoft.com
-    cited: 004_8f8a3784ff8fd43c.txt, Azure Global required FQDN / application rules
+    cited: {AKS_PAGE} § Azure Global required FQDN / application rules
+    cited: {KKP_PAGE} § kubelet - Docker Images / mcr.microsoft.com
 Targets:
   azure nodes -> mcr.microsoft.com https/443: allowed by rule collection group egress-dev-aks, collection aks-application, rule aks-core-https
   aws nodes -> mcr.microsoft.com https/443: allowed by rule group egress-dev-nodes-tls-sni, sid 50167725, msg "matching TLS allowlisted FQDNs"; \
@@ -324,8 +329,7 @@ def test_to_json_is_plain_data_and_deterministic():
     assert (document["required"], document["port"], [d["outcome"] for d in document["decisions"]]) == (True, 443, [ALLOWED] * 3)
     assert document["decisions"][1]["rules"][0]["where"] == {"rule group": "egress-dev-nodes-tls-sni", "sid": "50167725",
                                                              "msg": "matching TLS allowlisted FQDNs"}
-    assert document["requirements"][0]["citations"][0] == {"document": "000_e208acb0bb847d0b.txt",
-                                                           "section": "kubelet - Docker Images / mcr.microsoft.com"}
+    assert document["requirements"][0]["citations"][0] == {"url": AKS_PAGE, "section": "Azure Global required FQDN / application rules"}
     found = to_json(rule("dev", "kkp-kubeone-seed-https"))
     assert (found["found"], [m["rule"]["name"] for m in found["matches"]], found["matches"][0]["roles"]) == (
         True, ["kkp-kubeone-seed-https"], ["seed"])

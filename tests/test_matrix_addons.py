@@ -35,7 +35,7 @@ def test_datadog_eu_site_resolves_exactly_the_eu_hosts(catalog):
     assert by_host["*.agent.datadoghq.eu"].kind == "wildcard"
     assert by_host["api.datadoghq.eu"].level == "recommended"  # non-critical functionality, per the page
     assert by_host["agent-http-intake.logs.datadoghq.eu"].entry_ids == ("datadog-logs",)
-    assert {r.citations[0][0] for r in reqs} == {catalog.sources["datadog-network-traffic"].doc}
+    assert {r.citations[0][0] for r in reqs} == {catalog.sources["datadog-network-traffic"].cited}  # the page, by its public address
 
 
 @pytest.mark.parametrize("site", SITES)

@@ -34,10 +34,9 @@ def export_entry(entry: Entry, catalog: Catalog) -> dict[str, Any]:
             for alt in entry.alternatives
         ],
         "purpose": entry.purpose,
-        "citation": {"doc": source.doc, "section": entry.citation.section},
+        # url: the public page outputs cite; doc: what was read (and, for a seed, the copy transcribed)
+        "citation": {"url": source.url, "section": entry.citation.section, "doc": source.doc},
     }
-    if source.url:
-        data["citation"]["url"] = source.url
     if entry.images:
         data["images"] = list(entry.images)
     if entry.note:
@@ -55,7 +54,7 @@ def export_entry(entry: Entry, catalog: Catalog) -> dict[str, Any]:
     if entry.retires:
         retire_source = catalog.sources[entry.retires.citation.source]
         data["retires"] = {"date": entry.retires.date.isoformat(),
-                           "citation": {"doc": retire_source.doc, "section": entry.retires.citation.section}}
+                           "citation": {"url": retire_source.url, "section": entry.retires.citation.section, "doc": retire_source.doc}}
     return data
 
 

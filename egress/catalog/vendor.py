@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..addresses import parse_url
+from ..citations import URL_FIX, public_url_problem
 from ..errors import CatalogError
 from ..gcpause import paused_gc
 from ..models import DEFAULT_PORTS, ROLES, AllowlistExport, AzureLocation, Catalog, Citation, Entry, HostExpansion, NoProxyRule, Source
@@ -92,6 +93,10 @@ class Collector:
                 vendor = self.base is not None and source_id in self.base.sources
                 raise CatalogError(path, where, "sources", source_id, "a source of the vendor matrix has this id" if vendor else "duplicate source id",
                                    "give the source an id of its own (e.g. prefixed with your catalog's name)" if vendor else "give each source one id")
+            # outputs cite the address: a missing or private one would leave readers with a name they cannot open
+            problem = public_url_problem(raw.get("url")) if isinstance(raw, dict) else None
+            if problem:
+                raise CatalogError(path, where, "url", raw.get("url"), problem, URL_FIX)
             self.sources[source_id] = _validate(Source, raw, path, where)
 
     def _add_platform(self, path: Path, document: dict[str, Any]) -> None:

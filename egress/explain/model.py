@@ -58,7 +58,7 @@ class Need:
     level: str
     entry_ids: tuple[str, ...]
     purposes: tuple[str, ...]
-    citations: tuple[tuple[str, str], ...]  # (document, section)
+    citations: tuple[tuple[str, str], ...]  # (public address of the document, section)
     via: tuple[str, ...] = ()
     match: str = ""  # 'exact', 'under *.x', 'inside 10.0.0.0/16', 'same destination, another port', 'shares the domain x', ...
     approvals: tuple[Approved, ...] = ()
@@ -170,7 +170,7 @@ class EntryRef:
     platform: str
     feature: str
     purpose: str
-    citation: tuple[str, str]  # ('', '') for an own entry: it cites its approval
+    citation: tuple[str, str]  # (public address, section); ('', '') for an own entry: it cites its approval
     known: bool = True
     approval: Optional[Approved] = None  # an own entry's
     role: str = ""  # the role or source group it is for

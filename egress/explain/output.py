@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Union
 
+from ..citations import cite
 from .model import ALLOWED, DENIED, Approved, Decision, EntryRef, Explanation, Need, RuleExplanation, RuleMatch, RuleRef
 
 
@@ -15,7 +16,7 @@ def _need_lines(need: Need, indent: str) -> list[str]:
     lines = [f"{indent}{need.flow}, {need.level}" + (f" ({need.match})" if need.match else "")]
     lines.append(f"{indent}  entries: {', '.join(need.entry_ids)}")
     lines += [f"{indent}  why: {purpose}" for purpose in need.purposes]
-    lines += [f"{indent}  cited: {doc}, {section}" for doc, section in need.citations]
+    lines += [f"{indent}  cited: {cite(url, section)}" for url, section in need.citations]
     lines += [f"{indent}  approved: {approved.describe()}" for approved in need.approvals]
     if need.group:
         lines.append(f"{indent}  source group: {need.group} ({', '.join(need.sources) or 'no sources'})")
@@ -75,7 +76,7 @@ def _entry_line(entry: EntryRef) -> str:
     if not entry.known:
         return f"    {entry.id}: not an entry of this matrix"
     feature = f" {entry.feature}" if entry.feature else ""
-    cited = [f"{entry.citation[0]}, {entry.citation[1]}"] if entry.citation[0] else []
+    cited = [cite(*entry.citation)] if entry.citation[0] else []
     cited += [f"approved: {entry.approval.describe().split(': ', 1)[1]}"] if entry.approval else []
     group = f", for {entry.role}" if entry.approval and entry.role else ""
     return f"    {entry.id} ({entry.platform}{feature}{group}): {entry.purpose} [{'; '.join(cited)}]"
@@ -121,7 +122,7 @@ def _approved(a: Optional[Approved]) -> Optional[dict[str, Any]]:
 def _need(n: Need) -> dict[str, Any]:
     return {"role": n.role, "destination": n.destination, "protocol": n.protocol, "ports": n.ports, "level": n.level,
             "entry_ids": list(n.entry_ids), "purposes": list(n.purposes),
-            "citations": [{"document": d, "section": s} for d, s in n.citations], "via": list(n.via), "match": n.match,
+            "citations": [{"url": u, "section": s} for u, s in n.citations], "via": list(n.via), "match": n.match,
             "approvals": [_approved(a) for a in n.approvals], "group": n.group or None, "sources": list(n.sources)}
 
 
@@ -137,7 +138,7 @@ def _decision(d: Decision) -> dict[str, Any]:
 
 def _entry(e: EntryRef) -> dict[str, Any]:
     return {"id": e.id, "known": e.known, "platform": e.platform, "feature": e.feature, "purpose": e.purpose,
-            "citation": {"document": e.citation[0], "section": e.citation[1]} if e.citation[0] else None,
+            "citation": {"url": e.citation[0], "section": e.citation[1]} if e.citation[0] else None,
             "approval": _approved(e.approval), "role": e.role}
 
 

@@ -38,7 +38,7 @@ def entry_ref(catalog: Catalog, entry_id: str, written: Optional[Callable[[str],
     citation = ("", "")
     if entry.citation is not None:
         source = catalog.sources.get(entry.citation.source)
-        citation = (source.doc if source else entry.citation.source, entry.citation.section)
+        citation = (source.cited if source else entry.citation.source, entry.citation.section)
     return EntryRef(entry.id, entry.platform, entry.feature or "", entry.purpose, citation, approval=approval, role=entry.role)
 
 

@@ -5,6 +5,7 @@ from typing import Optional
 
 from pulumi_policy import EnforcementLevel, Severity, StackValidationPolicy
 
+from egress.citations import cite
 from egress.deployed import DeployedResource
 from egress.models import Requirement
 from egress.targets import TARGETS
@@ -20,7 +21,7 @@ REMEDIATION = ("Deploy the stack's own program output (the rules were edited or 
 
 
 def _citation(req: Requirement) -> str:
-    return "; ".join(f"{doc} {section}".strip() for doc, section in req.citations[:2])
+    return "; ".join(cite(url, section) for url, section in req.citations[:2])
 
 
 def _anchor(target: str, req: Requirement, why: str, resources: list[DeployedResource]) -> Optional[DeployedResource]:
