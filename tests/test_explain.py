@@ -263,7 +263,7 @@ def test_explain_rule_aws_sid():
                                             "kkp-images-quay-io-kubevirt", "kkp-images-quay-io-metallb", "kkp-images-quay-io-monitoring"]
     assert rule("kkp-aws", "5604055").matches == r.matches == rule("kkp-aws", "sid 5604055").matches
     group = rule("kkp-aws", "arn:aws:network-firewall:eu-west-1:123456789012:stateful-rulegroup/egress-kkp-eu-west-1-seed-rules-0a1b2c3")
-    assert len(group.matches) == 10 and {m.rule.where[0][1] for m in group.matches} == {"egress-kkp-eu-west-1-seed-rules"}
+    assert len(group.matches) == 9 and {m.rule.where[0][1] for m in group.matches} == {"egress-kkp-eu-west-1-seed-rules"}
     domain_list = rule("dev", "sid:50167725").matches[0]  # a generated domain-list pass: its requirements found by matching
     assert domain_list.note == "a domain-list rule names no entries: the requirements it passes, found by matching"
     assert [n.flow for n in domain_list.requirements] == ["nodes -> mcr.microsoft.com https/443"]
@@ -279,7 +279,7 @@ def test_explain_rule_squid_acl():
     assert [e.id for e in r.matches[0].entries] == ["kkp-kubeone-docker-apt", "kkp-kubeone-gcloud-apt", "kkp-kubeone-kubernetes-apt",
                                                    "kkp-kubeone-release-version"]
     assert [n.flow for n in r.matches[0].requirements] == [
-        "seed -> cdn.dl.k8s.io https/443", "seed -> dl.k8s.io https/443", "seed -> download.docker.com https/443", "seed -> pkgs.k8s.io https/443",
+        "seed -> dl.k8s.io https/443", "seed -> download.docker.com https/443", "seed -> pkgs.k8s.io https/443",
         "seed -> prod-cdn.packages.k8s.io https/443"]
     assert [m.rule.name for m in rule("dev", "aks-core-https-subdomains").matches] == ["aks-core-https"]
 
@@ -395,4 +395,4 @@ def test_round_trip_every_enforced_requirement_is_found_and_allowed_by_a_rule(na
             allowing = [d for d in e.decisions if d.target == target and d.role == req.role and d.protocol == req.protocol and d.outcome == ALLOWED]
             assert allowing and allowing[0].rules and allowing[0].required, (target, req.key, e.decisions)
             checked += 1
-    assert checked == sum(len(found) for found in enforced.values()) > 80
+    assert checked == sum(len(found) for found in enforced.values()) > 70

@@ -57,8 +57,9 @@ def test_datadog_registry_features_add_only_their_registry(catalog):
     assert added == {
         "datadog-registry-gcr-eu": https("nodes", "eu.gcr.io"),
         "datadog-registry-azure": https("nodes", "datadoghq.azurecr.io"),
-        # docker.io brings the hosts a Docker Hub pull touches (matrix/expansions.yaml)
-        "datadog-registry-dockerhub": https("nodes", "docker.io", "registry-1.docker.io", "auth.docker.io", "production.cloudfront.docker.com"),
+        # docker.io is only a name: the hosts a Docker Hub pull touches take its place (matrix/expansions.yaml)
+        "datadog-registry-dockerhub": https("nodes", "registry-1.docker.io", "auth.docker.io", "production.cloudfront.docker.com",
+                                            "production.cloudflare.docker.com"),
     }
 
 
