@@ -133,6 +133,16 @@ def _catalogs(catalog: Catalog) -> list[str]:
     return lines + [""]
 
 
+def _feature_text(catalog: Catalog, feature: str) -> str:
+    """A feature's title, and what it brings along (with where that is said)."""
+    spec = catalog.feature_needs.get(feature)
+    if spec is None:
+        return catalog.features[feature]
+    needs = ", ".join(f"`{n}`" for n in spec.needs)
+    said = f"; {_cited(catalog, spec.citation)}" if spec.citation else ""
+    return f"{catalog.features[feature]}; brings along {needs}{said}"
+
+
 def matrix_markdown(catalog: Catalog, on: Optional[datetime.date] = None) -> str:
     """docs/MATRIX.md. Retirements are judged on ``on`` (default today, or EGRESS_TODAY): the file changes when a row retires."""
     from .catalog.own import today
@@ -152,9 +162,10 @@ def matrix_markdown(catalog: Catalog, on: Optional[datetime.date] = None) -> str
     for platform, title in catalog.platforms.items():
         entries = [e for e in catalog.entries if e.platform == platform]
         lines += [f"## {title} (`{platform}`)", "", f"{len(entries)} entries.", ""]
-        features = sorted({f for e in entries for f in (e.feature, *e.when.features) if f})
+        features = {f for e in entries for f in (e.feature, *e.when.features) if f}
+        features |= {name for name, spec in catalog.feature_needs.items() if features & set(spec.needs)}  # rows of their own or not
         if features:
-            lines += ["Features: " + ", ".join(f"`{f}` ({catalog.features[f]})" for f in features), ""]
+            lines += ["Features: " + ", ".join(f"`{f}` ({_feature_text(catalog, f)})" for f in sorted(features)), ""]
         lines += ["| id | role | destination | protocol/ports | level | variant | feature | conditions | alternatives | purpose | citation |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
         for entry in entries:

@@ -147,6 +147,13 @@ class DocumentedAs(Strict):
     ports: Optional[tuple[PortItem, ...]] = None  # default: the entry's
 
 
+class FeatureNeeds(Strict):
+    """What a feature brings along: features it cannot run without (an add-on built on another), and where that is said."""
+
+    needs: tuple[str, ...] = Field(min_length=1)
+    citation: Optional[Citation] = None  # required in the vendor matrix (the catalog loader checks)
+
+
 class Retirement(Strict):
     """A row the vendor has announced to retire: when, and where it says so."""
 
@@ -270,6 +277,7 @@ class Catalog(Strict):
 
     sources: dict[str, Source]
     features: dict[str, str]
+    feature_needs: dict[str, FeatureNeeds] = {}  # feature -> the features it brings along (egress/features.py)
     platforms: dict[str, str]
     entries: tuple[Entry, ...]
     expansions: tuple[HostExpansion, ...]

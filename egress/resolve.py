@@ -13,6 +13,7 @@ from .addresses import NARROWNESS, AddressError, classify, normalize_ports, pars
 from .aws_regions import known_regions
 from .errors import ProfileError, ResolveError
 from .models import LEVELS, ROLES, ApprovalRef, Catalog, Conditions, Entry, Requirement, ResolvedAlternative
+from .features import with_needs
 from .gcpause import paused_gc
 from .placeholders import PLACEHOLDERS, names_in, substitute
 from .profile import PROJECT, Profile
@@ -278,6 +279,7 @@ def resolve(catalog: Catalog, profile: Profile, file: str | Path = "stack", stac
 
 def _resolve(catalog: Catalog, profile: Profile, file: str | Path, stack: str) -> tuple[Requirement, ...]:
     check_profile(catalog, profile, file, stack)
+    profile = profile.model_copy(update={"features": with_needs(catalog, profile.features)})  # what they need comes along
     stack_values = {name: placeholder.values(profile, catalog) for name, placeholder in PLACEHOLDERS.items()}
     per_role: dict[str, dict[str, tuple[str, ...]]] = {}
     raw: list[Requirement] = []

@@ -137,3 +137,112 @@ def test_the_program_deploys_with_every_level_and_the_completeness_policies_dema
     policies = [p for p in POLICIES if p.name in ("required-egress-complete", "required-egress-complete-before-write")]
     assert len(policies) == 2
     assert run_pack(recorded, None, policies) == []
+
+
+# ------------------------------------------------------------------ features that bring the Key Vault provider add-on along
+ADDONS = ("pod-api-access", "azure-monitor", "azure-policy", "defender", "cost-analysis", "cluster-extensions", "gpu")  # aks-public's, but Key Vault
+
+
+def _by_destination(reqs):
+    return {r.destination: r for r in reqs}
+
+
+@pytest.mark.parametrize("feature", ["istio-key-vault", "app-routing-key-vault"])
+def test_a_feature_built_on_the_key_vault_add_on_brings_its_rows_along(feature):
+    catalog, profile, reqs = stack("aks-public", features=ADDONS)
+    assert "kv-egress-demo.vault.azure.net" not in _by_destination(reqs)
+    catalog, profile, reqs = stack("aks-public", features=(*ADDONS, feature))
+    vault = _by_destination(reqs)["kv-egress-demo.vault.azure.net"]
+    assert (vault.role, vault.protocol, vault.entry_ids) == ("nodes", "https", ("aks-csi-secret-store-vault-public",))
+    # the rows are the add-on's, in its own rule: turning the feature on adds exactly what turning the add-on on adds
+    _, _, explicit = stack("aks-public", features=(*ADDONS, "csi-secret-store"))
+    assert reqs == explicit
+    plan, files, _, verdict = _compiled("azure", catalog, profile, reqs)
+    rules = {r.name: r for g in plan.groups for c in g.collections for r in c.rules}
+    assert rules["aks-csi-secret-store-https"].target_fqdns == ("kv-egress-demo.vault.azure.net",)
+    assert verdict.missing == ()
+
+
+@pytest.mark.parametrize("name, vault, entry", [
+    ("aks-usgov", "*.vault.usgovcloudapi.net", "aks-csi-secret-store-vault-usgov"),
+    ("aks-china", "*.vault.azure.cn", "aks-csi-secret-store-vault-china"),
+])
+def test_every_cloud_gets_its_own_key_vault_rows_from_the_istio_ca(name, vault, entry):
+    catalog, profile, _ = open_project(ROOT).requirements(name)
+    features = tuple(f for f in profile.features if f != "csi-secret-store")
+    without = _by_destination(resolve(catalog, profile.model_copy(update={"features": features, "azure_key_vault_names": ()})))
+    brought = _by_destination(resolve(catalog, profile.model_copy(update={"features": (*features, "istio-key-vault"), "azure_key_vault_names": ()})))
+    assert vault not in without and brought[vault].entry_ids == (entry,)
+
+
+@pytest.mark.parametrize("name, host, entry", [
+    ("aks-public", "login.microsoftonline.com", "aks-workload-identity-login-public"),
+    ("aks-usgov", "login.microsoftonline.us", "aks-workload-identity-login-usgov"),
+    ("aks-china", "login.chinacloudapi.cn", "aks-workload-identity-login-china"),
+])
+def test_workload_identity_is_entra_sign_in_and_brings_no_key_vault(name, host, entry):
+    catalog, profile, _ = open_project(ROOT).requirements(name)
+    features = tuple(f for f in profile.features if f != "csi-secret-store")
+    without = resolve(catalog, profile.model_copy(update={"features": features}))
+    reqs = resolve(catalog, profile.model_copy(update={"features": (*features, "workload-identity")}))
+    assert entry in _by_destination(reqs)[host].entry_ids and entry not in _by_destination(without)[host].entry_ids
+    assert {r.destination for r in reqs} == {r.destination for r in without}  # the core rows name the same host
+    assert not any("vault" in r.destination for r in reqs)
+
+
+def test_the_matrix_says_what_a_feature_brings_along(catalog):
+    assert {name: spec.needs for name, spec in catalog.feature_needs.items()} == {
+        "app-routing-key-vault": ("csi-secret-store",), "istio-key-vault": ("csi-secret-store",)}
+    text = (ROOT / "docs" / "MATRIX.md").read_text()
+    assert ("`istio-key-vault` (Istio-based service mesh add-on with a plug-in CA or secure ingress gateway certificates from Azure "
+            "Key Vault; brings along `csi-secret-store`") in text
+
+
+def _load(tmp_path, old: str, new: str):
+    from egress.catalog import load_catalog
+
+    matrix = tmp_path / "matrix"
+    matrix.mkdir()
+    for path in (ROOT / "matrix").glob("*.yaml"):
+        text = path.read_text()
+        if path.name == "aks.yaml":
+            assert old in text
+            text = text.replace(old, new, 1)
+        (matrix / path.name).write_text(text)
+    return load_catalog(matrix)
+
+
+def test_a_feature_needing_one_that_needs_another_brings_both(tmp_path):
+    from egress.features import with_needs
+
+    catalog = _load(tmp_path, "  gpu: GPU-enabled node pools\n",
+                    "  gpu: {title: GPU-enabled node pools, needs: [istio-key-vault], citation: {source: aks-outbound, section: x}}\n")
+    assert with_needs(catalog, ["gpu"]) == ("gpu", "istio-key-vault", "csi-secret-store")
+    assert with_needs(catalog, ["csi-secret-store", "istio-key-vault"]) == ("csi-secret-store", "istio-key-vault")
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("needs: [csi-secret-store]\n    citation: {source: aks-outbound-current, section: Istio",
+     "needs: [csi-secret-stor]\n    citation: {source: aks-outbound-current, section: Istio",
+     r"feature 'istio-key-vault' \(line \d+\): field 'needs' = 'csi-secret-stor': unknown feature\. Fix: declare it"),
+    ("  csi-secret-store: Azure Key Vault provider for the Secrets Store CSI driver\n",
+     "  csi-secret-store: {title: Key Vault provider, needs: [app-routing-key-vault], citation: {source: aks-outbound, section: x}}\n",
+     r"feature 'app-routing-key-vault' \(line \d+\): field 'needs' = 'app-routing-key-vault -> csi-secret-store -> app-routing-key-vault': "
+     r"features need each other in a cycle"),
+    ("  gpu: GPU-enabled node pools\n", "  gpu: {title: GPU-enabled node pools, needs: [gpu], citation: {source: aks-outbound, section: x}}\n",
+     r"feature 'gpu' \(line \d+\): field 'needs' = 'gpu -> gpu': features need each other in a cycle"),
+    ("    needs: [csi-secret-store]\n    citation: {source: aks-outbound-current, section: Istio-based service mesh add-on}\n",
+     "    needs: [csi-secret-store]\n",
+     r"feature 'istio-key-vault' \(line \d+\): field 'citation' = None: the vendor matrix cites where a feature is said to need another"),
+    ("    needs: [csi-secret-store]\n    citation: {source: aks-outbound-current, section: Istio", "    needs: csi-secret-store\n    citation: {source: aks-outbound-current, section: Istio",
+     r"field 'needs' = 'csi-secret-store': not a list of feature names, each once"),
+    ("    needs: [csi-secret-store]\n    citation: {source: aks-outbound-current, section: Istio", "    needs: [csi-secret-store]\n    brings: x\n    citation: {source: aks-outbound-current, section: Istio",
+     r"field 'brings' = 'x': unknown field of a feature"),
+    ("citation: {source: aks-outbound-current, section: Istio", "citation: {source: aks-outbound-now, section: Istio",
+     r"feature 'istio-key-vault' \(line \d+\): field 'citation.source' = 'aks-outbound-now': unknown source"),
+])
+def test_bad_feature_needs_are_one_clear_error(tmp_path, old, new, message):
+    from egress.errors import CatalogError
+
+    with pytest.raises(CatalogError, match=message):
+        _load(tmp_path, old, new)

@@ -19,7 +19,7 @@ from ..addresses import parse_url
 from ..citations import URL_FIX, public_url_problem
 from ..errors import CatalogError
 from ..gcpause import paused_gc
-from ..models import DEFAULT_PORTS, ROLES, AllowlistExport, AzureLocation, Catalog, Citation, Entry, HostExpansion, NoProxyRule, Source
+from ..models import DEFAULT_PORTS, ROLES, AllowlistExport, AzureLocation, Catalog, Citation, Entry, FeatureNeeds, HostExpansion, NoProxyRule, Source
 from ..placeholders import PLACEHOLDERS, names_in, with_samples
 from .checks import _validate, _where, _with_default_ports, check_destination, check_ports
 from .yaml_lines import read_yaml
@@ -55,6 +55,7 @@ class Collector:
         self.base = base
         self.sources: dict[str, Source] = dict(base.sources) if base else {}
         self.features: dict[str, tuple[str, Path]] = {n: (d, Path("matrix")) for n, d in base.features.items()} if base else {}
+        self.feature_needs: dict[str, tuple[FeatureNeeds, Path, str]] = {n: (f, Path("matrix"), f"feature '{n}'") for n, f in base.feature_needs.items()} if base else {}
         self.platforms: dict[str, tuple[str, Path]] = {n: (t, Path("matrix")) for n, t in base.platforms.items()} if base else {}
         self.azure_bands: dict[str, tuple[int, Path]] = {}
         self.own: list[str] = []
@@ -123,7 +124,7 @@ class Collector:
             if name in self.features:
                 raise CatalogError(path, "", f"features.{name}", name, f"feature already declared in {self.features[name][1]}",
                                    "declare each feature once")
-            self.features[name] = (str(description), path)
+            self.features[name] = (self._feature(path, name, description), path)
         for index, raw in enumerate(document.get("exports") or []):
             where = _where(raw, f"exports[{index}] '{raw.get('id') if isinstance(raw, dict) else ''}'")
             export = _validate(AllowlistExport, {**raw, "platform": platform} if isinstance(raw, dict) else raw, path, where)
@@ -180,6 +181,43 @@ class Collector:
             raise CatalogError(path, where, "approval", None, "an own entry needs an approval (it has no vendor document behind it)",
                                "add 'approval: {owner: <team>, reference: <ticket or URL>}' (and 'expires: YYYY-MM-DD' if it is temporary)")
         return entry
+
+    def _feature(self, path: Path, name: str, spec: Any) -> str:
+        """A feature's title: ``name: title``, or ``name: {title: ..., needs: [features it brings along], citation: ...}``."""
+        if not isinstance(spec, dict):
+            return str(spec)
+        where = _where(spec, f"feature '{name}'")
+        unknown = sorted(set(spec) - {"title", "needs", "citation"})
+        if unknown:
+            raise CatalogError(path, where, str(unknown[0]), spec[unknown[0]], "unknown field of a feature", "use title, needs and citation")
+        title = spec.get("title")
+        if not isinstance(title, str) or not title.strip():
+            raise CatalogError(path, where, "title", title, "a feature written as a mapping needs its title", "write 'title: <what it is>'")
+        needs = spec.get("needs")
+        if "needs" in spec or "citation" in spec:
+            if not isinstance(needs, list) or not needs or not all(isinstance(n, str) and n for n in needs) or len(set(needs)) != len(needs):
+                raise CatalogError(path, where, "needs", needs, "not a list of feature names, each once",
+                                   "write 'needs: [<feature>, ...]' (the features this one cannot run without)")
+            feature_needs = _validate(FeatureNeeds, {"needs": needs, "citation": spec.get("citation")}, path, where)
+            if feature_needs.citation is None and self.base is None:
+                raise CatalogError(path, where, "citation", None, "the vendor matrix cites where a feature is said to need another",
+                                   "add 'citation: {source: <id>, section: <heading>}'")
+            self.feature_needs[name] = (feature_needs, path, where)
+        return title
+
+    def _check_feature_needs(self) -> None:
+        """Every feature a feature needs is declared, and no feature needs itself, however indirectly."""
+        for name, (spec, path, where) in sorted(self.feature_needs.items()):
+            for need in spec.needs:
+                if need not in self.features:
+                    raise CatalogError(path, where, "needs", need, "unknown feature",
+                                       f"declare it under 'features:' of a platform file, or use one of: {', '.join(sorted(self.features))}")
+        needs = {n: spec.needs for n, (spec, _, _) in self.feature_needs.items()}
+        for name, (_, path, where) in sorted(self.feature_needs.items()):
+            cycle = _needs_cycle([name], needs)
+            if cycle:
+                raise CatalogError(path, where, "needs", " -> ".join(cycle), "features need each other in a cycle",
+                                   "drop one of these needs: a feature brings along what it needs, so none can need itself")
 
     def _azure_band(self, path: Path, platform: str, band: Any) -> None:
         """A vendor platform's band (0-19), or an own catalog's pinned band (20 and up), so that no other catalog or file
@@ -287,6 +325,7 @@ class Collector:
         citations += [(x.citation, p, w) for x, p, w in self.expansions]
         citations += [(h.citation, p, w) for x, p, w in self.expansions for h in x.implies]
         citations += self.azure_citations
+        citations += [(spec.citation, p, w) for spec, p, w in self.feature_needs.values() if spec.citation]
         citations += [(r.citation, p, w) for section in self.noproxy.values() for r, p, w in section]
         citations += [(e.citation, p, w) for e, p, w in self.exports]
         for citation, path, where in citations:
@@ -299,10 +338,13 @@ class Collector:
                 if feature is not None and feature not in self.features:
                     raise CatalogError(path, where, "feature", feature, "unknown feature",
                                        f"declare it under 'features:' of a platform file, or use one of: {', '.join(sorted(self.features))}")
+        self._check_feature_needs()
+        feature_needs = {name: spec for name, (spec, _, _) in sorted(self.feature_needs.items())}
         if self.base is not None:
             return self.base.model_copy(update={
                 "sources": dict(sorted(self.sources.items())),
                 "features": {name: desc for name, (desc, _) in sorted(self.features.items())},
+                "feature_needs": feature_needs,
                 "platforms": {name: title for name, (title, _) in sorted(self.platforms.items())},
                 "entries": tuple(sorted((*self.base.entries, *(e for e, _, _ in self.entries)), key=lambda e: e.id)),
                 "own": (*self.base.own, *self.own),
@@ -318,6 +360,7 @@ class Collector:
             azure_bands={name: band for name, (band, _) in sorted(self.azure_bands.items())},
             sources=dict(sorted(self.sources.items())),
             features={name: desc for name, (desc, _) in sorted(self.features.items())},
+            feature_needs=feature_needs,
             platforms={name: title for name, (title, _) in sorted(self.platforms.items())},
             entries=tuple(sorted((e for e, _, _ in self.entries), key=lambda e: e.id)),
             expansions=tuple(sorted((x for x, _, _ in self.expansions), key=lambda x: x.host)),
@@ -327,6 +370,18 @@ class Collector:
             noproxy_rules=tuple(r for r, _, _ in self.noproxy["rules"]),
             noproxy_removed=tuple(r for r, _, _ in self.noproxy["removed"]),
         )
+
+
+def _needs_cycle(trail: list[str], needs: dict[str, tuple[str, ...]]) -> list[str]:
+    """A path of needs from ``trail[0]`` back to it (``[a, b, a]``), or [] when there is none."""
+    for need in needs.get(trail[-1], ()):
+        if need == trail[0]:
+            return [*trail, need]
+        if need not in trail:
+            found = _needs_cycle([*trail, need], needs)
+            if found:
+                return found
+    return []
 
 
 def load_catalog(matrix_dir: Path) -> Catalog:
