@@ -119,7 +119,7 @@ def test_dev_stack_resources_names_and_chain():
         assert inputs["resourceGroupName"] == "rg-egress-dev" and inputs["firewallPolicyName"] == "policy-autoname"
         assert engine_numbers(inputs["ruleCollections"]) == expected[group.name]["properties"]["ruleCollections"]
     assert outputs == {"policy": "/ids/egress-policy", "groups": ["egress-dev-aks", "egress-dev-kkp", "egress-dev-openshift"],
-                       "counts": {"egress-dev-aks": 6, "egress-dev-kkp": 2, "egress-dev-openshift": 1}}
+                       "counts": {"egress-dev-aks": 6, "egress-dev-kkp": 3, "egress-dev-openshift": 1}}
 
 
 HUB = "/subscriptions/s/resourceGroups/rg-hub/providers/Microsoft.Network/firewallPolicies/fw-policy-hub"

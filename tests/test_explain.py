@@ -263,7 +263,7 @@ def test_explain_rule_aws_sid():
                                             "kkp-images-quay-io-kubevirt", "kkp-images-quay-io-metallb", "kkp-images-quay-io-monitoring"]
     assert rule("kkp-aws", "5604055").matches == r.matches == rule("kkp-aws", "sid 5604055").matches
     group = rule("kkp-aws", "arn:aws:network-firewall:eu-west-1:123456789012:stateful-rulegroup/egress-kkp-eu-west-1-seed-rules-0a1b2c3")
-    assert len(group.matches) == 9 and {m.rule.where[0][1] for m in group.matches} == {"egress-kkp-eu-west-1-seed-rules"}
+    assert len(group.matches) == 15 and {m.rule.where[0][1] for m in group.matches} == {"egress-kkp-eu-west-1-seed-rules"}
     domain_list = rule("dev", "sid:50167725").matches[0]  # a generated domain-list pass: its requirements found by matching
     assert domain_list.note == "a domain-list rule names no entries: the requirements it passes, found by matching"
     assert [n.flow for n in domain_list.requirements] == ["nodes -> mcr.microsoft.com https/443"]
@@ -276,7 +276,7 @@ def test_explain_rule_squid_acl():
     r = rule("dev", "kkp-kubeone-seed-https")
     assert [(m.rule.target, m.rule.name, m.rule.text, m.roles) for m in r.matches] == [
         ("kubernetes", "kkp-kubeone-seed-https", "http_access allow CONNECT role-seed ports-443 kkp-kubeone-seed-https", ("seed",))]
-    assert [e.id for e in r.matches[0].entries] == ["kkp-kubeone-docker-apt", "kkp-kubeone-gcloud-apt", "kkp-kubeone-kubernetes-apt",
+    assert [e.id for e in r.matches[0].entries] == ["kkp-kubeone-docker-apt", "kkp-kubeone-kubernetes-packages",
                                                    "kkp-kubeone-release-version"]
     assert [n.flow for n in r.matches[0].requirements] == [
         "seed -> dl.k8s.io https/443", "seed -> download.docker.com https/443", "seed -> pkgs.k8s.io https/443",
@@ -287,9 +287,9 @@ def test_explain_rule_squid_acl():
 def test_explain_rule_unknown_name_lists_close_names():
     r = rule("dev", "aks-cor-https")
     assert (r.found, r.matches, r.close) == (False, (), ("aks-core-https", "aks-core-http", "kkp-core-https", "kkp-core-http",
-                                                         "aks-core-https-subdomains"))
+                                                         "kkp-core-seed-https"))
     assert format_text(r) == ("Rule 'aks-cor-https' (stack dev): no rule of the artefacts has this name.\n"
-                              "Close names: aks-core-https, aks-core-http, kkp-core-https, kkp-core-http, aks-core-https-subdomains\n")
+                              "Close names: aks-core-https, aks-core-http, kkp-core-https, kkp-core-http, kkp-core-seed-https\n")
     assert rule("dev", "nonsense-thing").close == ()
     assert to_json(rule("dev", "nonsense-thing")) == {"stack": "dev", "rule": "nonsense-thing", "found": False, "matches": [], "close": []}
 

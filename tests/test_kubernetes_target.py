@@ -680,7 +680,7 @@ def test_removing_one_allow_loses_exactly_what_it_alone_allowed(name):
         lost_total += len(want)
     assert lost_total > 0
     if name == "proxy-only":
-        assert len(lines) == 3  # kkp-core-http, kkp-core-https and its subdomains: each carries something alone
+        assert len(lines) == 4  # kkp-aws-https (EC2 for the EBS CSI controller), kkp-core-http, kkp-core-https and its subdomains: each carries something alone
 
 
 def test_a_wildcard_widened_to_its_apex_is_extra():

@@ -133,8 +133,8 @@ def test_kubeone_uses_the_community_repositories_not_the_removed_google_ones():
     assert {"pkgs.k8s.io", "prod-cdn.packages.k8s.io", "dl.k8s.io"} <= seed
     assert not {"apt.kubernetes.io", "packages.cloud.google.com", "storage.googleapis.com"} & seed
     pkgs = by_destination([r for r in reqs if r.role == "seed"], "pkgs.k8s.io")
-    assert pkgs.entry_ids == ("kkp-kubeone-gcloud-apt", "kkp-kubeone-kubernetes-apt")
-    assert len(pkgs.deviations) == 2
+    assert pkgs.entry_ids == ("kkp-kubeone-kubernetes-packages",)  # the page's two apt rows are one destination (issue 20)
+    assert len(pkgs.deviations) == 1
     dl = by_destination([r for r in reqs if r.role == "seed"], "dl.k8s.io")
     assert dl.paths == ("/release", "/release/stable.txt")
 

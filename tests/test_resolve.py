@@ -92,7 +92,7 @@ def test_url_entries_resolve_to_their_host_with_paths(catalog):
 
 
 def test_unresolved_placeholder_is_an_error(catalog):
-    with pytest.raises(ResolveError, match=r"kkp-seed-aws-ec2.*\{aws_region\} \(set egress-matrix:awsRegion\)"):
+    with pytest.raises(ResolveError, match=r"entry 'kkp-[a-z0-9-]+' \(kkp\).*\{aws_region\} \(set egress-matrix:awsRegion\)"):
         resolve(catalog, profile(platforms=["kkp"], features=["kkp-aws"]))
 
 
