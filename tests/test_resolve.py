@@ -63,10 +63,10 @@ def test_custom_dns_expands_per_server(catalog):
 
 def test_registry_expansion_and_offline_mode(catalog):
     online = resolve(catalog, profile(platforms=["kkp"]))
-    docker_hosts = sorted(r.destination for r in online if any("docker.io (for" in v for v in r.via))
-    assert docker_hosts == ["auth.docker.io", "production.cloudfront.docker.com", "registry-1.docker.io"]
+    docker_hosts = sorted(r.destination for r in online if r.role == "nodes" and any("docker.io (for" in v for v in r.via))
+    assert docker_hosts == ["auth.docker.io", "production.cloudflare.docker.com", "production.cloudfront.docker.com", "registry-1.docker.io"]
     offline = resolve(catalog, profile(platforms=["kkp"], offline_registry="172.20.0.2:5000"))
-    # Downloads (dl.k8s.io and its CDN, GitHub releases) stay; every registry and its blob hosts go.
+    # Downloads (dl.k8s.io, GitHub releases) stay; every registry and its blob hosts go.
     registries = [r for r in offline if r.images or r.via and not r.via[0].startswith(("github.com", "dl.k8s.io"))]
     assert keys(registries) == []
     mirror = [r for r in offline if r.entry_ids == ("kkp-offline-registry",)]
