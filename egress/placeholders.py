@@ -84,6 +84,8 @@ PLACEHOLDERS: dict[str, Placeholder] = {
                     lambda p, c: p.azure_key_vault_names),
         Placeholder("vsphere_endpoint", "host", "vsphereEndpoints", "vCenter API hosts", "vcenter.example.com",
                     lambda p, c: p.vsphere_endpoints),
+        Placeholder("kkp_domain", "host", "kkpDomain", "the KKP domain (KubermaticConfiguration spec.ingress.domain)", "kkp.example.com",
+                    lambda p, c: _one(p.kkp_domain)),
         Placeholder("ibm_master_ip", "ip", "ibmMasterIp", "IP of the IBM cluster master URL", "192.0.2.2",
                     lambda p, c: _one(p.ibm_master_ip)),
         Placeholder("ibm_etcd_port", "port", "ibmEtcdPort", "etcd port of the IBM cluster master", "30001",

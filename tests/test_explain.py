@@ -263,7 +263,7 @@ def test_explain_rule_aws_sid():
                                             "kkp-images-quay-io-kubevirt", "kkp-images-quay-io-metallb", "kkp-images-quay-io-monitoring"]
     assert rule("kkp-aws", "5604055").matches == r.matches == rule("kkp-aws", "sid 5604055").matches
     group = rule("kkp-aws", "arn:aws:network-firewall:eu-west-1:123456789012:stateful-rulegroup/egress-kkp-eu-west-1-seed-rules-0a1b2c3")
-    assert len(group.matches) == 15 and {m.rule.where[0][1] for m in group.matches} == {"egress-kkp-eu-west-1-seed-rules"}
+    assert len(group.matches) == 16 and {m.rule.where[0][1] for m in group.matches} == {"egress-kkp-eu-west-1-seed-rules"}
     domain_list = rule("dev", "sid:50167725").matches[0]  # a generated domain-list pass: its requirements found by matching
     assert domain_list.note == "a domain-list rule names no entries: the requirements it passes, found by matching"
     assert [n.flow for n in domain_list.requirements] == ["nodes -> mcr.microsoft.com https/443"]

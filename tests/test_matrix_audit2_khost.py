@@ -160,3 +160,11 @@ def test_kubeones_kubernetes_repository_is_one_entry_keeping_both_documented_row
     assert pkgs.entry_ids == ("kkp-kubeone-kubernetes-packages",)
     (deviation,) = pkgs.deviations
     assert "documented as packages.cloud.google.com/apt, apt.kubernetes.io" in deviation
+
+
+# 11 ------------------------------------------------------------------------------------------ cert-manager's self check
+def test_cert_manager_checks_its_http01_challenge_at_the_kkp_domain_from_the_seed():
+    reqs = stack("kkp")
+    check = one(reqs, "seed", "kkp.example.com")
+    assert (check.protocol, str(check.ports[0]), check.entry_ids) == ("http", "80", ("kkp-cert-manager-http01-self-check",))
+    assert "kkp.example.com" not in hosts(stack("kkp", features=("kubeone",)), "seed")  # no cert-manager, no self check
