@@ -22,6 +22,7 @@ _REGION = {
     "azure": (r"^[a-z0-9]+$", "an Azure location as the az CLI writes it, e.g. westeurope"),
     "gcp": (r"^[a-z]+-[a-z]+[0-9]+$", "a GCP region, e.g. europe-west1"),
 }
+_REGIONAL = {"aws": "eu-west-1", "azure": "westeurope", "gcp": "europe-west1"}  # clouds whose machines always have a region
 _LABEL = (r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", "a lower-case label, e.g. dc-frankfurt")
 
 
@@ -36,6 +37,9 @@ class Place(BaseModel):
     @model_validator(mode="after")
     def _region_spelling(self) -> "Place":
         if self.region is None:
+            if self.cloud in _REGIONAL:  # a row keyed on the region would be silently left out (pulls redirected there fail)
+                raise AddressError(f"a machine on {self.cloud} runs in a region, and rows depend on it",
+                                   f"add region, e.g. {{cloud: {self.cloud}, region: {_REGIONAL[self.cloud]}}}")
             return self
         if self.cloud == "aws":
             from .aws_regions import known_regions  # botocore: imported only when a stack names an AWS region
