@@ -193,9 +193,11 @@ def matrix_markdown(catalog: Catalog, on: Optional[datetime.date] = None) -> str
                                                            _cited(catalog, expansion.citation))) + " |")
     lines += ["", "## Allowlist exports", "",
               "Addresses of the cluster that other teams must put in *their* allowlists; a stack exports them with its values.", "",
-              "| id | platform | values from | allowlist | direction | purpose | citation |", "|---|---|---|---|---|---|---|"]
+              "| id | platform | values (or the stack setting holding them) | allowlist | direction | purpose | citation |", "|---|---|---|---|---|---|---|"]
     for export in catalog.exports:
-        lines.append("| " + " | ".join(_cell(x) for x in (export.id, export.platform, f"`egress-matrix:{export.values_from}`", export.allowlist,
+        values = f"`egress-matrix:{export.values_from}`" if export.values_from else ", ".join(f"`{v}`" for v in export.values)
+        values += "" if export.level == "required" else f" ({export.level})"
+        lines.append("| " + " | ".join(_cell(x) for x in (export.id, export.platform, values, export.allowlist,
                                                            export.direction, export.purpose, _cited(catalog, export.citation))) + " |")
     lines += ["", "## OpenShift automatic no-proxy entries", "",
               "What the cluster-network-operator adds to Proxy `status.noProxy` by itself (sorted, de-duplicated, joined with ',').", "",

@@ -239,7 +239,10 @@ class AllowlistExport(Strict):
 
     id: str = Field(pattern=SLUG)
     platform: str = Field(pattern=SLUG)
-    values_from: Literal["ibmPublicGatewayIps", "machineCidrs", "ibmControlPlaneCidrs"]
+    values_from: Optional[Literal["ibmPublicGatewayIps", "machineCidrs", "ibmControlPlaneCidrs"]] = None  # a stack setting holds them
+    values: tuple[str, ...] = ()  # or the document lists the addresses itself (IPs or CIDRs)
+    level: Level = "required"  # exported when the stack's levels include it
+    ports: tuple[PortItem, ...] = ()  # the ports the allowlist opens to or from them, where the document names them
     allowlist: str = Field(min_length=1)
     direction: Literal["inbound", "outbound"]
     purpose: str = Field(min_length=1)

@@ -156,3 +156,15 @@ def test_endpoints_that_would_open_more_than_they_say_are_refused(endpoints, pro
     with pytest.raises(ProfileError, match=re.escape(problem)) as caught:
         profile_from_config({"platforms": ["ibm-vpc"], "ibmMasterEndpoints": list(endpoints)}, "Pulumi.ibm-vpc.yaml", "ibm-vpc")
     assert "config.egress-matrix:ibmMasterEndpoints" in str(caught.value) and "Fix:" in str(caught.value)
+
+
+def test_ns1_monitoring_ranges_are_an_optional_inbound_export_with_their_port():
+    # item 22: the current VPC page adds "IBM NS1 Connect Monitoring IP Ranges" (optional, inbound to the cluster)
+    catalog, profile, _ = stack("ibm-vpc")
+    assert "ibm-ns1-monitoring-for-ingress" not in {e["id"] for e in allowlist_exports(catalog, profile)}
+    catalog, profile, _ = stack("ibm-vpc", levels=("required", "recommended", "optional"))
+    ns1 = next(e for e in allowlist_exports(catalog, profile) if e["id"] == "ibm-ns1-monitoring-for-ingress")
+    assert ns1["values"] == ["163.114.225.0/24", "163.114.230.0/24", "163.114.231.0/24"]
+    assert (ns1["direction"], ns1["level"], ns1["ports"]) == ("inbound", "optional", ["443"])
+    assert "missing" not in ns1
+    assert ns1["citation"]["section"] == "IBM NS1 Connect Monitoring IP Ranges"

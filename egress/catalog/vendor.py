@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from ..addresses import parse_url
+from ..addresses import classify, parse_url
 from ..citations import URL_FIX, public_url_problem
 from ..errors import CatalogError
 from ..gcpause import paused_gc
@@ -128,6 +128,14 @@ class Collector:
         for index, raw in enumerate(document.get("exports") or []):
             where = _where(raw, f"exports[{index}] '{raw.get('id') if isinstance(raw, dict) else ''}'")
             export = _validate(AllowlistExport, {**raw, "platform": platform} if isinstance(raw, dict) else raw, path, where)
+            if (export.values_from is None) == (not export.values):
+                raise CatalogError(path, where, "values", list(export.values), "an export needs exactly one of 'values_from' and 'values'",
+                                   "write values_from: <stack setting>, or values: [the addresses the document lists]")
+            for i, value in enumerate(export.values):
+                check_destination(value, None, path, where, f"values[{i}]")
+                if classify(value) not in ("ip", "cidr"):
+                    raise CatalogError(path, where, f"values[{i}]", value, "not an IP address or CIDR", "list addresses, e.g. 192.0.2.0/24")
+            check_ports(export.ports, path, where, "ports")
             if export.id in {e.id for e, _, _ in self.exports}:
                 raise CatalogError(path, where, "id", export.id, "duplicate export id", "give every export a unique id")
             self.exports.append((export, path, where))
