@@ -37,6 +37,8 @@ try:
         spec = target(name)
         spec.check_deploy(profile)
         plans[name] = spec.compile(catalog, profile, requirements, f"Pulumi config of stack '{stack}'")
+        for note in spec.left_out(plans[name]):  # a row the stack's levels ask for that this target cannot allow
+            pulumi.log.warn(f"{name}: left out (cannot be expressed): {note.requirement} [{note.level}]: {note.reason}")
 except EgressError as exc:
     # RunError: Pulumi shows the message alone (no traceback); nothing has been registered at this point.
     raise pulumi.RunError(f"{type(exc).__name__}: {exc}") from None

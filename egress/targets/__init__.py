@@ -34,6 +34,7 @@ class Target:
     check_deploy: Callable[[Profile], None]
     summary: Callable[[Any], str]
     deployed: Callable[[Iterable[DeployedResource]], dict[str, str]]
+    left_out: Callable[[Any], tuple[Any, ...]]  # the plan's recommended/optional requirements it cannot express (options.LeftOut)
 
 
 def _guarded(compile_target: Callable[..., Any], enforced: Callable[..., list[Requirement]]) -> Callable[..., Any]:
@@ -47,11 +48,12 @@ def _guarded(compile_target: Callable[..., Any], enforced: Callable[..., list[Re
 
 TARGETS: dict[str, Target] = {
     azure.NAME: Target(azure.NAME, _guarded(azure.compile_azure, azure.enforced), azure.render, azure.evaluate, azure.enforced, azure.check_deploy_settings, azure.summary,
-                        azure.deployed_artefacts),
+                        azure.deployed_artefacts, azure.left_out_notes),
     aws.NAME: Target(aws.NAME, _guarded(aws.compile_aws, aws.enforced), aws.render, aws.evaluate, aws.enforced, aws.check_deploy_settings, aws.summary,
-                    aws.deployed_artefacts),
+                    aws.deployed_artefacts, aws.left_out_notes),
     kubernetes.NAME: Target(kubernetes.NAME, _guarded(kubernetes.compile_kubernetes, kubernetes.enforced), kubernetes.render, kubernetes.evaluate, kubernetes.enforced,
-                            kubernetes.check_deploy_settings, kubernetes.summary, kubernetes.deployed_artefacts),
+                            kubernetes.check_deploy_settings, kubernetes.summary, kubernetes.deployed_artefacts,
+                            kubernetes.left_out_notes),
 }
 
 

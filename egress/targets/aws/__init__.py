@@ -26,6 +26,10 @@ def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement], 
     return evaluate_artefacts(artefacts, requirements)
 
 
+def left_out_notes(plan: AwsPlan) -> tuple:
+    return tuple(plan.left_out)
+
+
 def summary(plan: AwsPlan) -> str:
     used = sum(g.used for g in plan.rule_groups)
     allocated = sum(g.capacity for g in plan.rule_groups)
@@ -39,4 +43,4 @@ def summary(plan: AwsPlan) -> str:
     return "\n".join([text, f"The domain lists allow more than the matrix for {len(widened)} target(s) (aws/domain-list-broadening.txt):", *(f"  {b.role} {b.target_type} {b.target}: {b.allows}" for b in widened)])
 
 
-__all__ = ["NAME", "deployed_artefacts", "AwsCompileError", "AwsPlan", "check_deploy_settings", "compile_aws", "enforced", "evaluate", "render", "summary"]
+__all__ = ["NAME", "deployed_artefacts", "AwsCompileError", "AwsPlan", "check_deploy_settings", "compile_aws", "enforced", "evaluate", "left_out_notes", "render", "summary"]

@@ -35,9 +35,13 @@ def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
     return [req for req in requirements if req.role in sources and requirement_label(req) not in leave_out]
 
 
+def left_out_notes(plan: AzurePlan) -> tuple:
+    return tuple(plan.left_out)
+
+
 def summary(plan: AzurePlan) -> str:
     text = f"{len(plan.groups)} rule collection group(s), {sum(g.rule_count for g in plan.groups)} rules, {len(plan.ip_groups)} IP Group(s)"
     return "\n".join([text, *left_out_lines("azure", plan.left_out)])
 
 
-__all__ = ["NAME", "deployed_artefacts", "AzureCompileError", "AzurePlan", "check_deploy_settings", "compile_azure", "enforced", "evaluate", "render", "summary"]
+__all__ = ["NAME", "deployed_artefacts", "AzureCompileError", "AzurePlan", "check_deploy_settings", "compile_azure", "enforced", "evaluate", "left_out_notes", "render", "summary"]

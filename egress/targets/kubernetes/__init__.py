@@ -26,6 +26,10 @@ def evaluate(artefacts: Mapping[str, str], requirements: Iterable[Requirement], 
     return evaluate_artefacts(artefacts, requirements)
 
 
+def left_out_notes(plan: KubernetesPlan) -> tuple:
+    return tuple(plan.egress_proxy.left_out) if plan.egress_proxy else ()
+
+
 def summary(plan: KubernetesPlan) -> str:
     parts = []
     if plan.egress_proxy:
@@ -43,4 +47,4 @@ def summary(plan: KubernetesPlan) -> str:
     return redact("\n".join(lines))
 
 
-__all__ = ["NAME", "deployed_artefacts", "KubernetesPlan", "check_deploy_settings", "compile_kubernetes", "enforced", "evaluate", "render", "summary"]
+__all__ = ["NAME", "deployed_artefacts", "KubernetesPlan", "check_deploy_settings", "compile_kubernetes", "enforced", "evaluate", "left_out_notes", "render", "summary"]
