@@ -67,32 +67,31 @@ def tls_drop(role: str, sid: int):
 def test_a_required_host_is_allowed_by_the_named_rule_of_each_target():
     e = explain("dev", "mcr.microsoft.com:443")
     assert (e.destination, e.kind, e.port, e.role, e.required) == ("mcr.microsoft.com", "fqdn", 443, None, True)
-    assert needs(e) == [("nodes -> mcr.microsoft.com https/443", ("aks-public-mcr", "kkp-images-mcr-azure-ccm"), "exact")]
-    assert e.requirements[0].citations == ((AKS_PAGE, "Azure Global required FQDN / application rules"),
-                                           (KKP_PAGE, "kubelet - Docker Images / mcr.microsoft.com"))
+    # KKP pulls from MCR only for Azure clusters (issue 20): here MCR is AKS's alone, which the AWS firewall (awsPlatforms:
+    # kkp, openshift) does not enforce, so its domain list drops it
+    assert needs(e) == [("nodes -> mcr.microsoft.com https/443", ("aks-public-mcr",), "exact")]
+    assert e.requirements[0].citations == ((AKS_PAGE, "Azure Global required FQDN / application rules"),)
     assert decided(e) == [
-        ("azure", "nodes", "https/443", ALLOWED, [AKS_CORE_HTTPS]),  # the first match: egress-dev-aks (1000) before egress-dev-kkp
-        ("aws", "nodes", "https/443", ALLOWED, [("sid:50167725", {"rule group": "egress-dev-nodes-tls-sni", "sid": "50167725",
-                                                                   "msg": "matching TLS allowlisted FQDNs"}), NODES_SG_443]),
+        ("azure", "nodes", "https/443", ALLOWED, [AKS_CORE_HTTPS]),
+        ("aws", "nodes", "https/443", DENIED, tls_drop("nodes", 78551456)),
         ("kubernetes", "nodes", "https/443", ALLOWED, [("aks-core-https", {"acl": "aks-core-https"})]),
     ]
     azure, aws, kubernetes = e.decisions
     assert azure.rules[0].entry_ids == ("aks-os-updates-snapshot", "aks-public-acs-mirror", "aks-public-hcp", "aks-public-login",
                                         "aks-public-management", "aks-public-mcr", "aks-public-mcr-data", "aks-public-mcr-edge",
                                         "aks-public-packages", "aks-public-packages-aks")
-    assert aws.rules[0].entry_ids == ()  # a domain list's generated pass names no entries
+    assert aws.rules[0].entry_ids == ()  # a domain list's generated drop names no entries
     assert kubernetes.rules[0].text == "http_access allow CONNECT role-nodes ports-443 aks-core-https"
     assert explain("dev", "mcr.microsoft.com", 443) == e == explain("dev", "https://MCR.Microsoft.com./v2/")
 
 
 def test_a_host_under_a_required_wildcard():
     e = explain("dev", "abc.data.mcr.microsoft.com:443")
-    assert needs(e) == [("nodes -> *.data.mcr.microsoft.com https/443", ("aks-public-mcr", "aks-public-mcr-data", "kkp-images-mcr-azure-ccm"),
+    assert needs(e) == [("nodes -> *.data.mcr.microsoft.com https/443", ("aks-public-mcr", "aks-public-mcr-data"),
                          "under *.data.mcr.microsoft.com")]
     assert decided(e) == [
         ("azure", "nodes", "https/443", ALLOWED, [AKS_CORE_HTTPS]),
-        ("aws", "nodes", "https/443", ALLOWED, [("sid:83616220", {"rule group": "egress-dev-nodes-tls-sni", "sid": "83616220",
-                                                                   "msg": "matching TLS allowlisted FQDNs"}), NODES_SG_443]),
+        ("aws", "nodes", "https/443", DENIED, tls_drop("nodes", 78551456)),  # AKS's, not enforced on AWS here
         ("kubernetes", "nodes", "https/443", ALLOWED, [("aks-core-https-subdomains", {"acl": "aks-core-https-subdomains",
                                                                                      "allowlist entry": "aks-core-https"})]),
     ]
@@ -100,17 +99,18 @@ def test_a_host_under_a_required_wildcard():
 
 
 def test_the_apex_of_a_wildcard_is_not_required_and_only_the_domain_list_lets_it_through():
-    e = explain("dev", "data.mcr.microsoft.com:443")
+    # (a wildcard the AWS firewall enforces here: OpenShift's; MCR is AKS's alone since issue 20)
+    e = explain("dev", "s3.dualstack.eu-central-1.amazonaws.com:443")
     assert not e.required
-    assert needs(e, nearest=True) == [("nodes -> *.data.mcr.microsoft.com https/443", ("aks-public-mcr", "aks-public-mcr-data", "kkp-images-mcr-azure-ccm"),
-                                       "its apex: *.data.mcr.microsoft.com covers subdomains only")]
+    assert needs(e, nearest=True) == [("nodes -> *.s3.dualstack.eu-central-1.amazonaws.com https/443", ("openshift-aws-s3-dualstack-region",),
+                                       "its apex: *.s3.dualstack.eu-central-1.amazonaws.com covers subdomains only")]
     assert [(d.target, d.role, d.outcome, d.required) for d in e.decisions] == [
         ("azure", "nodes", DENIED, False), ("aws", "nodes", ALLOWED, False), ("aws", "seed", DENIED, False),
         ("kubernetes", "nodes", DENIED, False), ("kubernetes", "seed", DENIED, False)]
-    assert e.decisions[1].rules[0].name == "sid:83616220"  # AWS's '.data.mcr.microsoft.com' matches the apex too
-    assert "allowed by rule group egress-dev-nodes-tls-sni, sid 83616220" in format_text(e)
+    assert e.decisions[1].rules[0].name == "sid:71361448"  # AWS's '.s3.dualstack.eu-central-1.amazonaws.com' matches the apex too
+    assert "allowed by rule group egress-dev-nodes-tls-sni, sid 71361448" in format_text(e)
     assert format_text(e).count(", though no requirement asks for it") == 1
-    suricata = explain("kkp-aws", "data.mcr.microsoft.com:443")  # exact rules: '*.x' never the apex
+    suricata = explain("kkp-aws", "s3.dualstack.eu-central-1.amazonaws.com:443")  # exact rules: '*.x' never the apex
     assert {d.outcome for d in suricata.decisions} == {DENIED}
     assert suricata.decisions[1].reason == ("no rule passes it: the firewall policy's default actions aws:drop_established, "
                                             "aws:alert_established drop it")
@@ -151,7 +151,7 @@ def test_an_address_inside_a_required_cidr_and_an_exact_ip():
 def test_a_wrong_port_is_denied_and_the_required_port_is_the_nearest():
     e = explain("dev", "mcr.microsoft.com:80")
     assert not e.required
-    assert needs(e, nearest=True) == [("nodes -> mcr.microsoft.com https/443", ("aks-public-mcr", "kkp-images-mcr-azure-ccm"),
+    assert needs(e, nearest=True) == [("nodes -> mcr.microsoft.com https/443", ("aks-public-mcr",),
                                        "the same destination, another port")]
     http_drop = lambda role, sid: [(f"sid:{sid}", {"rule group": f"egress-dev-{role}-http-host", "sid": str(sid),  # noqa: E731
                                                    "msg": "not matching any HTTP allowlisted FQDNs"})]
@@ -162,16 +162,14 @@ def test_a_wrong_port_is_denied_and_the_required_port_is_the_nearest():
         ("kubernetes", "nodes", "http/80", DENIED, DENY_ALL),
         ("kubernetes", "seed", "http/80", DENIED, DENY_ALL),
     ]
-    assert e.decisions[3].notes == ("ACL aks-core-https lists mcr.microsoft.com (for nodes, HTTPS 443)",
-                                    "ACL kkp-core-https lists mcr.microsoft.com (for nodes, HTTPS 443)")
+    assert e.decisions[3].notes == ("ACL aks-core-https lists mcr.microsoft.com (for nodes, HTTPS 443)",)
 
 
 def test_an_unrequired_host_is_denied_everywhere_and_the_nearest_are_named():
     e = explain("dev", "xmcr.microsoft.com:443")
     assert needs(e, nearest=True) == [
-        ("nodes -> mcr.microsoft.com https/443", ("aks-public-mcr", "kkp-images-mcr-azure-ccm"), "shares the domain microsoft.com"),
-        ("nodes -> *.data.mcr.microsoft.com https/443", ("aks-public-mcr", "aks-public-mcr-data", "kkp-images-mcr-azure-ccm"),
-         "shares the domain microsoft.com"),
+        ("nodes -> mcr.microsoft.com https/443", ("aks-public-mcr",), "shares the domain microsoft.com"),
+        ("nodes -> *.data.mcr.microsoft.com https/443", ("aks-public-mcr", "aks-public-mcr-data"), "shares the domain microsoft.com"),
         ("nodes -> packages.microsoft.com https/443", ("aks-public-packages",), "shares the domain microsoft.com")]
     assert decided(e) == [
         ("azure", "nodes", "https/443", DENIED, AZURE_DEFAULT),
@@ -219,16 +217,16 @@ def test_a_requirement_a_target_does_not_enforce_is_said_so():
 
 
 def test_the_artefacts_decide_not_the_plan():
-    """Drop aks-core-https from the Azure body: the next rule in Azure's order (egress-dev-kkp's kkp-core-https) decides."""
+    """Drop aks-core-http from the Azure body: the next rule in Azure's order (egress-dev-kkp's kkp-core-http) decides."""
     catalog, profile, reqs, artefacts = stack("dev")
     body = json.loads(artefacts["azure"]["azure/egress-dev-aks.json"])
     for collection in body["properties"]["ruleCollections"]:
-        collection["rules"] = [r for r in collection["rules"] if r["name"] != "aks-core-https"]
+        collection["rules"] = [r for r in collection["rules"] if r["name"] != "aks-core-http"]
     edited = {**artefacts, "azure": {**artefacts["azure"], "azure/egress-dev-aks.json": json.dumps(body)}}
-    e = explain_destination(catalog, profile, reqs, edited, "mcr.microsoft.com:443")
+    e = explain_destination(catalog, profile, reqs, edited, "security.ubuntu.com:80")  # AKS's and KKP's nodes both need it
     assert [(r.name, dict(r.where)) for r in e.decisions[0].rules] == [
-        ("kkp-core-https", {"rule collection group": "egress-dev-kkp", "collection": "kkp-application", "rule": "kkp-core-https"})]
-    assert explain_destination(catalog, profile, reqs, edited, "management.azure.com:443").decisions[0].reason == AZURE_DEFAULT
+        ("kkp-core-http", {"rule collection group": "egress-dev-kkp", "collection": "kkp-application", "rule": "kkp-core-http"})]
+    assert explain_destination(catalog, profile, reqs, edited, "changelogs.ubuntu.com:80").decisions[0].reason == AZURE_DEFAULT  # AKS's only
 
 
 def test_explain_rule_azure_and_squid_share_a_name():
@@ -258,16 +256,18 @@ def test_explain_rule_aws_sid():
         ("sid:5604055", 'rule group egress-kkp-eu-west-1-nodes-rules, sid 5604055, msg "kkp-core-https cdn.quay.io"')]
     match = r.matches[0]
     assert [n.flow for n in match.requirements] == ["nodes -> cdn.quay.io https/443"]
-    assert [e.id for e in match.entries] == ["kkp-images-quay-io-backup", "kkp-images-quay-io-canal", "kkp-images-quay-io-cert-manager",
-                                            "kkp-images-quay-io-cilium", "kkp-images-quay-io-helper", "kkp-images-quay-io-kubermatic",
-                                            "kkp-images-quay-io-kubevirt", "kkp-images-quay-io-metallb", "kkp-images-quay-io-monitoring"]
+    assert [e.id for e in match.entries] == ["kkp-images-quay-io-canal", "kkp-images-quay-io-cilium", "kkp-images-quay-io-helper",
+                                            "kkp-images-quay-io-kubermatic", "kkp-images-quay-io-metallb", "kkp-images-quay-io-monitoring"]
     assert rule("kkp-aws", "5604055").matches == r.matches == rule("kkp-aws", "sid 5604055").matches
     group = rule("kkp-aws", "arn:aws:network-firewall:eu-west-1:123456789012:stateful-rulegroup/egress-kkp-eu-west-1-seed-rules-0a1b2c3")
-    assert len(group.matches) == 16 and {m.rule.where[0][1] for m in group.matches} == {"egress-kkp-eu-west-1-seed-rules"}
-    domain_list = rule("dev", "sid:50167725").matches[0]  # a generated domain-list pass: its requirements found by matching
+    # the seed's rules: its cloud APIs, KubeOne's hosts and, since issue 20, the registries of the images it runs
+    assert len(group.matches) == 123 and {m.rule.where[0][1] for m in group.matches} == {"egress-kkp-eu-west-1-seed-rules"}
+    domain_list = rule("dev", "sid:40849752").matches[0]  # a generated domain-list pass: its requirements found by matching
     assert domain_list.note == "a domain-list rule names no entries: the requirements it passes, found by matching"
-    assert [n.flow for n in domain_list.requirements] == ["nodes -> mcr.microsoft.com https/443"]
-    assert [e.id for e in domain_list.entries] == ["aks-public-mcr", "kkp-images-mcr-azure-ccm"]
+    assert [n.flow for n in domain_list.requirements] == ["nodes -> quay.io https/443"]
+    assert [e.id for e in domain_list.entries] == ["kkp-images-quay-io-canal", "kkp-images-quay-io-cilium", "kkp-images-quay-io-helper",
+                                                  "kkp-images-quay-io-kubermatic", "kkp-images-quay-io-metallb", "kkp-images-quay-io-monitoring",
+                                                  "openshift-quay"]
     drop = rule("dev", "sid:78551456").matches[0]
     assert (drop.rule.action, drop.requirements, drop.note) == ("deny", (), "a rule that denies: no requirement is behind it")
 
@@ -276,11 +276,14 @@ def test_explain_rule_squid_acl():
     r = rule("dev", "kkp-kubeone-seed-https")
     assert [(m.rule.target, m.rule.name, m.rule.text, m.roles) for m in r.matches] == [
         ("kubernetes", "kkp-kubeone-seed-https", "http_access allow CONNECT role-seed ports-443 kkp-kubeone-seed-https", ("seed",))]
-    assert [e.id for e in r.matches[0].entries] == ["kkp-kubeone-docker-apt", "kkp-kubeone-kubernetes-packages",
+    assert [e.id for e in r.matches[0].entries] == ["kkp-kubeone-docker-apt", "kkp-kubeone-images-docker-io", "kkp-kubeone-images-quay-io",
+                                                   "kkp-kubeone-images-registry-k8s-io", "kkp-kubeone-kubernetes-packages",
                                                    "kkp-kubeone-release-version"]
-    assert [n.flow for n in r.matches[0].requirements] == [
-        "seed -> dl.k8s.io https/443", "seed -> download.docker.com https/443", "seed -> pkgs.k8s.io https/443",
-        "seed -> prod-cdn.packages.k8s.io https/443"]
+    flows = [n.flow for n in r.matches[0].requirements]
+    # the package hosts, and the registries of the images KubeOne deploys with the hosts a pull touches (matrix/expansions.yaml)
+    assert {"seed -> dl.k8s.io https/443", "seed -> download.docker.com https/443", "seed -> pkgs.k8s.io https/443",
+            "seed -> prod-cdn.packages.k8s.io https/443", "seed -> registry.k8s.io https/443", "seed -> quay.io https/443",
+            "seed -> registry-1.docker.io https/443"} <= set(flows) and flows == sorted(flows)
     assert [m.rule.name for m in rule("dev", "aks-core-https-subdomains").matches] == ["aks-core-https"]
 
 
@@ -299,15 +302,13 @@ def test_format_text_allowed_and_denied():
 mcr.microsoft.com:443 (stack dev)
 Required by 1 requirement(s):
   nodes -> mcr.microsoft.com https/443, required (exact)
-    entries: aks-public-mcr, kkp-images-mcr-azure-ccm
+    entries: aks-public-mcr
     why: Microsoft Container Registry (first-party images and charts needed to create, scale and upgrade the cluster)
-    why: Images: Azure CCM Driver
     cited: {AKS_PAGE} § Azure Global required FQDN / application rules
-    cited: {KKP_PAGE} § kubelet - Docker Images / mcr.microsoft.com
 Targets:
   azure nodes -> mcr.microsoft.com https/443: allowed by rule collection group egress-dev-aks, collection aks-application, rule aks-core-https
-  aws nodes -> mcr.microsoft.com https/443: allowed by rule group egress-dev-nodes-tls-sni, sid 50167725, msg "matching TLS allowlisted FQDNs"; \
-security group egress-dev-nodes-0, egress tcp/443 to 0.0.0.0/0
+  aws nodes -> mcr.microsoft.com https/443: denied by rule group egress-dev-nodes-tls-sni, sid 78551456, msg "not matching any TLS allowlisted FQDNs"
+    aws does not enforce this requirement for this stack (its platforms, roles or protocols leave it out)
   kubernetes nodes -> mcr.microsoft.com https/443: allowed by acl aks-core-https (http_access allow CONNECT role-nodes ports-443 aks-core-https)
 """
     assert format_text(explain("dev", "example.org:443")) == """\
@@ -326,9 +327,9 @@ Targets:
 def test_to_json_is_plain_data_and_deterministic():
     document = to_json(explain("dev", "mcr.microsoft.com:443"))
     assert json.loads(json.dumps(document)) == document == to_json(explain("dev", "mcr.microsoft.com:443"))
-    assert (document["required"], document["port"], [d["outcome"] for d in document["decisions"]]) == (True, 443, [ALLOWED] * 3)
-    assert document["decisions"][1]["rules"][0]["where"] == {"rule group": "egress-dev-nodes-tls-sni", "sid": "50167725",
-                                                             "msg": "matching TLS allowlisted FQDNs"}
+    assert (document["required"], document["port"], [d["outcome"] for d in document["decisions"]]) == (True, 443, [ALLOWED, DENIED, ALLOWED])
+    assert document["decisions"][1]["rules"][0]["where"] == {"rule group": "egress-dev-nodes-tls-sni", "sid": "78551456",
+                                                             "msg": "not matching any TLS allowlisted FQDNs"}
     assert document["requirements"][0]["citations"][0] == {"url": AKS_PAGE, "section": "Azure Global required FQDN / application rules"}
     found = to_json(rule("dev", "kkp-kubeone-seed-https"))
     assert (found["found"], [m["rule"]["name"] for m in found["matches"]], found["matches"][0]["roles"]) == (

@@ -14,7 +14,7 @@ def test_destination_names_the_allowing_rule_on_every_target(run_cli):
     assert ("  azure nodes -> mcr.microsoft.com https/443: allowed by rule collection group egress-dev-aks, collection aks-application, "
             "rule aks-core-https") in out
     assert "  kubernetes nodes -> mcr.microsoft.com https/443: allowed by acl aks-core-https" in out
-    assert "entries: aks-public-mcr, kkp-images-mcr-azure-ccm" in out
+    assert "entries: aks-public-mcr\n" in out  # KKP pulls from MCR only for Azure clusters (issue 20)
 
 
 def test_deployed_resources_of_a_preview_are_judged_and_must_be_of_the_stack(run_cli, tmp_path):

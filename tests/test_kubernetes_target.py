@@ -680,19 +680,20 @@ def test_removing_one_allow_loses_exactly_what_it_alone_allowed(name):
         lost_total += len(want)
     assert lost_total > 0
     if name == "proxy-only":
-        assert len(lines) == 4  # kkp-aws-https (EC2 for the EBS CSI controller), kkp-core-http, kkp-core-https and its subdomains: each carries something alone
+        assert len(lines) == 3  # kkp-aws-https, kkp-core-http, kkp-core-https: each carries something alone (no wildcard since
+        # KKP's nodes pull from MCR only for Azure clusters, issue 20)
 
 
 def test_a_wildcard_widened_to_its_apex_is_extra():
-    catalog, reqs, plan, files = _round_trip("proxy-only")
+    catalog, reqs, plan, files = _round_trip("dev")
     conf = files["kubernetes/squid.conf"]
-    regex_line = "acl kkp-core-https-subdomains dstdom_regex -n -i \\.data\\.mcr\\.microsoft\\.com$\n"
+    regex_line = "acl aks-core-https-subdomains dstdom_regex -n -i \\.data\\.mcr\\.microsoft\\.com$\n"
     assert conf.count(regex_line) == 1
-    widened = conf.replace(regex_line, "acl kkp-core-https-subdomains dstdomain -n .data.mcr.microsoft.com\n")
+    widened = conf.replace(regex_line, "acl aks-core-https-subdomains dstdomain -n .data.mcr.microsoft.com\n")
     verdict = evaluate({**files, "kubernetes/squid.conf": widened}, reqs, catalog)
     assert verdict.missing == ()
     assert verdict.extra == ("nodes -> data.mcr.microsoft.com https/443: the apex of *.data.mcr.microsoft.com "
-                             "(http_access allow CONNECT role-nodes ports-443 kkp-core-https-subdomains)",)
+                             "(http_access allow CONNECT role-nodes ports-443 aks-core-https-subdomains)",)
 
 
 # -- 6. secrets -------------------------------------------------------------------------------------------------------------

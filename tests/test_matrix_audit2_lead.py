@@ -74,8 +74,8 @@ def test_docker_io_is_a_name_its_implied_hosts_carry_the_pull(project_copy, monk
     _, _, reqs = Project(project_copy).requirements("kkp")
     assert "docker.io" not in {r.destination for r in reqs}
     registry = next(r for r in reqs if r.destination == "registry-1.docker.io" and r.role == "nodes")
-    assert "kkp-images-docker-io-helper" in registry.entry_ids
-    assert "docker.io/library/alpine" in registry.images
+    assert "kkp-images-docker-io-canal" in registry.entry_ids
+    assert "docker.io/flannel/flannel" in registry.images
     assert any("kkp-proxy-whitelisting" in doc or "000_e208acb0bb847d0b" in doc or "kubermatic" in doc.lower()
                for doc, _ in registry.citations), registry.citations
 

@@ -240,7 +240,8 @@ def test_ubuntu_update_hosts_are_for_ubuntu_nodes_only():
 
 @pytest.mark.parametrize("name,expected", [("aks-public", True), ("aks-china", False), ("aks-usgov", False), ("kkp", True)])
 def test_mcr_edge_host_only_where_the_article_lists_it(name, expected):
-    _, _, reqs = stack(name)
+    # KKP pulls from MCR only for Azure user clusters (issue 20, kseed): the kkp case turns kkp-azure on
+    _, _, reqs = stack(name, **({"features": ("kkp-azure",)} if name == "kkp" else {}))
     assert ("mcr-0001.mcr-msedge.net" in hosts(reqs)) is expected
 
 

@@ -70,7 +70,7 @@ def test_render_aws_writes_the_rule_groups_the_engine_file_and_the_security_grou
     assert written == [".egress-manifest.json", "aws/domain-list-broadening.txt", "aws/rule-groups/egress-kkp-nodes-http-host.json",
                        "aws/rule-groups/egress-kkp-nodes-tls-sni.json", "aws/rules.suricata", "aws/security-groups.json"]
     message = " ".join(err.split())
-    assert "2 rule group(s) (domain-list)" in message and "The domain lists allow more than the matrix for 54 target(s)" in message
+    assert "2 rule group(s) (domain-list)" in message and "The domain lists allow more than the matrix for 48 target(s)" in message
 
 
 def test_render_all_needs_targets_in_the_stack(run_cli, tmp_path):
