@@ -59,8 +59,13 @@ def test_a_role_whose_place_is_not_said_gets_the_default_rows_only(project_copy,
 
 
 def test_a_region_row_needs_the_region(project_copy, monkeypatch):
-    project = _project(project_copy, "  egress-matrix:runsOn:\n    nodes: {cloud: aws}\n", monkeypatch)
-    with pytest.raises(ResolveError, match=r"\{runs_on_region\} \(set egress-matrix:runsOn\.nodes\.region\)"):
+    # a cloud without regions (a datacenter) may leave it out; a row using {runs_on_region} then names the setting
+    project = _project(project_copy, "  egress-matrix:runsOn:\n    nodes: {cloud: aws, region: eu-west-1}\n    seed: {cloud: vsphere}\n",
+                       monkeypatch)
+    places = project_copy / "own-places" / "places.yaml"
+    places.write_text(places.read_text() + "  - {id: seed-dc, role: seed, destination: \"{runs_on_region}.dc.example.com\", purpose: Per-DC mirror,\n"
+                                            "     approval: {owner: t, reference: T-1}}\n")
+    with pytest.raises(ResolveError, match=r"\{runs_on_region\} \(set egress-matrix:runsOn\.seed\.region\)"):
         project.requirements("places")
 
 
