@@ -8,6 +8,7 @@ from typing import Iterable
 from urllib.parse import urlsplit
 
 from .addresses import AddressError, parse_fqdn, parse_ip
+from .infra_endpoints import hosts_and_ports
 
 SETTING = "ibmMasterEndpoints"
 _EXAMPLE = "'https://c100.us-south.containers.cloud.ibm.com:31234'"
@@ -42,11 +43,4 @@ def master_hosts_and_ports(values: Iterable[str]) -> tuple[tuple[str, ...], tupl
     """The hosts and ports of ibmMasterEndpoints, sorted. The matrix opens every host on every port listed, so URLs whose
     product opens more than they say are refused: IBM's master hosts serve other clusters' masters on other ports (in the
     VPC page's cluster examples a cluster's public and private endpoints share one port)."""
-    pairs = {master_endpoint(value) for value in values}
-    hosts = sorted({host for host, _ in pairs})
-    ports = sorted({port for _, port in pairs})
-    extra = sorted({(host, port) for host in hosts for port in ports} - pairs)
-    if extra:
-        raise AddressError(f"the matrix opens every host of {SETTING} on every port it lists, which would also open {extra[0][0]}:{extra[0][1]}",
-                           f"list in {SETTING} endpoints that share one port, and allow another as an own stack entry (egress-matrix:entries)")
-    return tuple(hosts), tuple(str(port) for port in ports)
+    return hosts_and_ports((master_endpoint(value) for value in values), SETTING)

@@ -94,6 +94,7 @@ class Conditions(Strict):
     runs_on: Optional[tuple[Cloud, ...]] = None  # the role runs on one of these
     not_runs_on: Optional[tuple[Cloud, ...]] = None  # the role's place is unknown or none of these
     runs_on_regions: Optional[tuple[str, ...]] = None  # the role's region is one of these
+    placed: Optional[bool] = None  # the stack says where the role runs (runsOn), or not: a fallback for stacks that do not
 
     def describe(self) -> list[str]:
         parts: list[str] = []
@@ -123,6 +124,8 @@ class Conditions(Strict):
             parts.append("runs on none of " + "/".join(self.not_runs_on))
         if self.runs_on_regions:
             parts.append("runs in region " + "/".join(self.runs_on_regions))
+        if self.placed is not None:
+            parts.append("runsOn " + ("given" if self.placed else "not given"))
         if self.pods_use_api_server_fqdn is not None:
             parts.append(f"pods-use-api-server-fqdn={'yes' if self.pods_use_api_server_fqdn else 'no'}")
         return parts

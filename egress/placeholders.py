@@ -14,7 +14,7 @@ from .ibm_endpoints import master_hosts_and_ports
 from . import infra_endpoints as infra
 
 if TYPE_CHECKING:
-    from .models import Catalog
+    from .models import Catalog, Conditions
     from .profile import Profile
 
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
@@ -30,7 +30,7 @@ class Placeholder:
     values: Callable[["Profile", "Catalog"], tuple[str, ...]]
     derived_from: tuple[str, ...] = ()  # stack keys it is computed from when stack_key itself is unset
     # Filled per client rather than per stack (the role or source group of the entry): values() is then empty.
-    for_role: Optional[Callable[["Profile", str], tuple[str, ...]]] = None
+    for_role: Optional[Callable[["Profile", str, "Conditions"], tuple[str, ...]]] = None
 
     @property
     def setting(self) -> str:
@@ -49,9 +49,11 @@ def _service_tag_region(profile: "Profile", catalog: "Catalog") -> tuple[str, ..
     return _one(catalog.service_tag_region(profile.cloud, profile.location))
 
 
-def _role_region(profile: "Profile", role: str) -> tuple[str, ...]:
-    place = profile.place(role)
-    return _one(place.region if place else None)
+def _role_region(profile: "Profile", role: str, when: "Conditions") -> tuple[str, ...]:
+    """The regions of the role's places that the row's runs_on / runs_on_regions select."""
+    from .runs_on import matching
+
+    return tuple(sorted({p.region for p in matching(profile.places(role), when.runs_on, when.runs_on_regions) if p.region}))
 
 
 PLACEHOLDERS: dict[str, Placeholder] = {

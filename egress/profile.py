@@ -22,7 +22,7 @@ from .redact import refuse_credentials
 from .models import AzureCloudName, CloudVariant, DatadogSite, Level, NodeOs, OpenShiftPlatform, Role
 from .own_settings import GROUP_NAME, StackEntry, check_groups, parse_catalog_ref
 from .registry_spec import ContainerRegistry, check_registry_list
-from .runs_on import Place, check_places
+from .runs_on import Place, as_places, check_places
 from .stack_file import read_stack_file
 from .stack_rules import SettingProblem, check_key, parse_setting
 
@@ -292,12 +292,13 @@ class Profile(BaseModel):
         description="The stack's private container registries: each expands to the hosts a pull touches (matrix/registry-kinds.yaml, "
                     "cited): type acr (name, regions, dataEndpoints), ecr (account, region), gar (location), ghcr, or generic (host, "
                     "redirectHosts); with owner, reference, optional expires and role (a role or a source group; default nodes).")
-    runs_on: dict[str, Place] = Field(
+    runs_on: dict[str, tuple[Place, ...]] = Field(
         {}, alias="runsOn", json_schema_extra={"structured": True},
-        examples=[{"seed": {"cloud": "aws", "region": "eu-central-1"}, "nodes": {"cloud": "vsphere"}}],
-        description="Where each role's (or source group's) machines run: cloud (aws, azure, gcp, ibmcloud, alibabacloud, openstack, "
-                    "vsphere, nutanix, kubevirt, baremetal, other) and region. Rows that depend on the client's place follow it "
-                    "(Ubuntu's regional mirror on EC2, registry.k8s.io's S3 copy in the client's AWS region).")
+        examples=[{"seed": {"cloud": "aws", "region": "eu-central-1"}, "nodes": [{"cloud": "aws", "region": "eu-west-1"}, {"cloud": "vsphere"}]}],
+        description="Where each role's (or source group's) machines run: a place {cloud, region}, or a list of places when they run in "
+                    "several; clouds aws, azure, gcp, ibmcloud, alibabacloud, openstack, vsphere, nutanix, kubevirt, baremetal, other "
+                    "(the region is required on aws, azure, gcp). Rows that depend on the client's place follow it (Ubuntu's regional "
+                    "mirror on EC2, registry.k8s.io's S3 copy in the client's AWS region).")
     allow_broad_egress: Optional[str] = Field(None, alias="allowBroadEgress", min_length=10,
                                               description="Accept egress beyond maxPublicShare / maxPortSpan for this stack (destinations, "
                                                           "role sources, noProxy): the reason, e.g. 'lab cluster without a firewall, ticket OPS-42'.")
@@ -323,6 +324,11 @@ class Profile(BaseModel):
     @classmethod
     def _registries(cls, values: tuple[ContainerRegistry, ...]) -> tuple[ContainerRegistry, ...]:
         return check_registry_list(values)
+
+    @field_validator("runs_on", mode="before")
+    @classmethod
+    def _places(cls, value: object) -> object:
+        return as_places(value)
 
     @field_validator("source_groups")
     @classmethod
@@ -553,9 +559,9 @@ class Profile(BaseModel):
             return self.source_groups[role]
         return getattr(self, attribute_for_key(ROLE_SOURCE_KEYS[role]))
 
-    def place(self, role: str) -> Optional[Place]:
-        """Where a role's (or group's) machines run, if the stack says (runsOn)."""
-        return self.runs_on.get(role)
+    def places(self, role: str) -> tuple[Place, ...]:
+        """Where a role's (or group's) machines run, as the stack says (runsOn); () when it does not."""
+        return self.runs_on.get(role, ())
 
     def enforced(self, roles: Iterable[str]) -> tuple[str, ...]:
         """What a target enforces: the roles its setting lists (azureRoles, awsRoles, egressProxyRoles), and every source group."""

@@ -15,6 +15,7 @@ from .errors import ProfileError, ResolveError
 from .models import LEVELS, ROLES, ApprovalRef, Catalog, Conditions, Entry, Requirement, ResolvedAlternative
 from .features import with_needs
 from .gcpause import paused_gc
+from .runs_on import matching
 from .placeholders import PLACEHOLDERS, names_in, substitute
 from .profile import PROJECT, Profile
 
@@ -83,7 +84,8 @@ def applies(entry: Entry, profile: Profile) -> bool:
 
 def conditions_hold(when: Conditions, profile: Profile, role: str) -> bool:
     """Does every condition that is set hold for the stack, for a client of ``role`` (a role or a source group)?"""
-    place = profile.place(role)
+    places = profile.places(role)
+    selected = matching(places, when.runs_on, when.runs_on_regions)
     checks = (
         when.private_cluster is None or when.private_cluster == profile.private_cluster,
         when.konnectivity is None or when.konnectivity == profile.konnectivity,
@@ -98,9 +100,11 @@ def conditions_hold(when: Conditions, profile: Profile, role: str) -> bool:
         when.pods_use_api_server_fqdn is None or when.pods_use_api_server_fqdn == profile.pods_use_api_server_fqdn,
         not any(feature in profile.features for feature in when.not_features),
         when.datadog_sites is None or profile.datadog_site in when.datadog_sites,
-        when.runs_on is None or (place is not None and place.cloud in when.runs_on),
-        when.not_runs_on is None or place is None or place.cloud not in when.not_runs_on,
-        when.runs_on_regions is None or (place is not None and place.region in when.runs_on_regions),
+        # one place of the role satisfies runs_on and runs_on_regions together (nodes on AWS in eu-west-1 and on vSphere)
+        (when.runs_on is None and when.runs_on_regions is None) or bool(selected),
+        # some of the role's machines run elsewhere (or the stack does not say where)
+        when.not_runs_on is None or not places or any(p.cloud not in when.not_runs_on for p in places),
+        when.placed is None or bool(places) == when.placed,
     )
     return all(checks)
 
@@ -223,13 +227,14 @@ def _expand(requirement: Requirement, entry: Entry, catalog: Catalog, profile: P
         for implied in expansion.implies:
             if not conditions_hold(implied.when, profile, requirement.role):
                 continue
-            missing = sorted(name for name in names_in(implied.destination) if not values[name])
+            implied_values = _client_values(values, profile, requirement.role, implied.when)
+            missing = sorted(name for name in names_in(implied.destination) if not implied_values[name])
             if missing:
                 raise ResolveError(f"host expansion '{expansion.host}' (for entry '{entry.id}') implies '{implied.destination}', which needs "
                                    f"{', '.join(f'{{{n}}} (set {_setting(n, requirement.role)})' for n in missing)}. "
                                    "Fix: set the stack value")
             source = catalog.sources[implied.citation.source]
-            for destination in _fill(implied.destination, values):
+            for destination in _fill(implied.destination, implied_values):
                 out.append(Requirement(
                     role=requirement.role, destination=destination, kind=implied.kind or "fqdn",
                     protocol=implied.protocol, ports=normalize_ports(parse_port(p) for p in implied.ports),
@@ -241,6 +246,12 @@ def _expand(requirement: Requirement, entry: Entry, catalog: Catalog, profile: P
                     approvals=requirement.approvals,
                 ))
     return out
+
+
+def _client_values(stack_values: dict[str, tuple[str, ...]], profile: Profile, role: str, when: Conditions) -> dict[str, tuple[str, ...]]:
+    """The stack's placeholder values plus those filled per client: the regions of the role's places the row selects."""
+    per_client = {name: p.for_role(profile, role, when) for name, p in PLACEHOLDERS.items() if p.for_role}
+    return {**stack_values, **per_client} if per_client else stack_values
 
 
 def _only_a_name(requirement: Requirement, catalog: Catalog) -> bool:
@@ -281,13 +292,11 @@ def _resolve(catalog: Catalog, profile: Profile, file: str | Path, stack: str) -
     check_profile(catalog, profile, file, stack)
     profile = profile.model_copy(update={"features": with_needs(catalog, profile.features)})  # what they need comes along
     stack_values = {name: placeholder.values(profile, catalog) for name, placeholder in PLACEHOLDERS.items()}
-    per_role: dict[str, dict[str, tuple[str, ...]]] = {}
     raw: list[Requirement] = []
     for entry in sorted(catalog.entries, key=lambda e: e.id):
         if not applies(entry, profile):
             continue
-        values = per_role.get(entry.role) or per_role.setdefault(entry.role, {
-            **stack_values, **{name: p.for_role(profile, entry.role) for name, p in PLACEHOLDERS.items() if p.for_role}})
+        values = _client_values(stack_values, profile, entry.role, entry.when)
         citation = (catalog.sources[entry.citation.source].cited, entry.citation.section) if entry.citation else None
         try:
             resolved = _requirements_for(entry, profile, values, citation)

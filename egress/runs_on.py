@@ -55,9 +55,26 @@ class Place(BaseModel):
         return self
 
 
-def check_places(places: dict[str, Place], sources: tuple[str, ...]) -> None:
+def as_places(value: object) -> object:
+    """``nodes: {cloud: aws, region: eu-west-1}`` is short for a list of one: a role's machines may run in several places
+    (a KKP seed's user clusters on AWS and on vSphere)."""
+    if isinstance(value, dict):
+        return {name: [place] if isinstance(place, dict) else place for name, place in value.items()}
+    return value
+
+
+def matching(places: tuple[Place, ...], clouds: Optional[tuple[str, ...]], regions: Optional[tuple[str, ...]]) -> tuple[Place, ...]:
+    """The places of a role that a row's ``runs_on`` / ``runs_on_regions`` conditions select (unset: every place)."""
+    return tuple(p for p in places if (clouds is None or p.cloud in clouds) and (regions is None or p.region in regions))
+
+
+def check_places(places: dict[str, tuple[Place, ...]], sources: tuple[str, ...]) -> None:
     """Every key of runsOn is a role or a source group of the stack."""
-    for name in places:
+    for name, where in places.items():
+        if not where:
+            raise AddressError(f"'{name}' has no place", "give at least one {cloud: ..., region: ...}, or leave the role out")
+        if len(set(where)) != len(where):
+            raise AddressError(f"'{name}' lists a place twice", "list each place once")
         if name not in sources:
             raise AddressError(f"'{name}' is neither a role nor a source group of the stack",
                                f"use a role or a group egress-matrix:sourceGroups names: {', '.join(sources)}")

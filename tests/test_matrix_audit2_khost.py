@@ -16,8 +16,8 @@ KKP_MIRRORS = {"archive.ubuntu.com", "azure.archive.ubuntu.com"}
 
 def stack(name: str, runs_on: dict[str, Place] | None = None, **overrides):
     catalog, profile, _ = open_project(ROOT).requirements(name)
-    if runs_on is not None:
-        overrides["runs_on"] = runs_on
+    if runs_on is not None:  # one place per role, as a stack may write it (runsOn also takes a list per role)
+        overrides["runs_on"] = {role: (place,) for role, place in runs_on.items()}
     profile = profile.model_copy(update=overrides)
     return resolve(catalog, profile)
 

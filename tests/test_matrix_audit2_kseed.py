@@ -111,9 +111,9 @@ def test_example_stacks_keep_what_their_user_clusters_need():
 
 # KubeOne's images follow where the seed runs ---------------------------------------------------------------------------
 def test_kubeone_seed_images_follow_the_seeds_cloud():
-    _, on_aws = stack("kkp", runs_on={"seed": Place(cloud="aws", region="eu-central-1")})
+    _, on_aws = stack("kkp", runs_on={"seed": (Place(cloud="aws", region="eu-central-1"),)})
     assert requirement(on_aws, "seed", "public.ecr.aws").entry_ids == ("kkp-kubeone-images-aws",)
-    _, on_azure = stack("kkp", runs_on={"seed": Place(cloud="azure", region="westeurope")})
+    _, on_azure = stack("kkp", runs_on={"seed": (Place(cloud="azure", region="westeurope"),)})
     assert "public.ecr.aws" not in hosts(on_azure, "seed")
     assert requirement(on_azure, "seed", "mcr.microsoft.com").entry_ids == ("kkp-kubeone-images-azure",)
     _, nowhere = stack("kkp", runs_on={})

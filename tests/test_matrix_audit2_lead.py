@@ -107,3 +107,39 @@ def test_rows_stop_resolving_on_their_retirement_date(project_copy, monkeypatch,
 def test_the_example_china_stack_no_longer_turns_on_the_retired_feature():
     catalog, _, _ = Project(ROOT).requirements("aks-china")
     assert catalog.retired_features == ()
+
+
+def _kkp(project_copy: Path, monkeypatch, runs_on: str):
+    stack = project_copy / "stacks" / "Pulumi.kkp.yaml"
+    text = stack.read_text()
+    start = text.index("  egress-matrix:runsOn:")
+    end = text.find("\n  egress-matrix:", start + 1)
+    end = len(text.rstrip("\n")) if end < 0 else end
+    stack.write_text(text[:start] + runs_on.rstrip("\n") + text[end:] + "\n")
+    monkeypatch.chdir(project_copy)
+    _, _, reqs = Project(project_copy).requirements("kkp")
+    return {r.destination for r in reqs if r.role == "nodes"}
+
+
+def test_a_role_may_run_in_several_places_each_gets_its_rows(project_copy, monkeypatch):
+    # a KKP seed manages user clusters on AWS and on vSphere: the nodes run in both (review of issue 20, finding 2)
+    nodes = _kkp(project_copy, monkeypatch, "  egress-matrix:runsOn:\n    seed: {cloud: aws, region: eu-central-1}\n"
+                                            "    nodes: [{cloud: aws, region: eu-west-1}, {cloud: vsphere}]\n")
+    assert {"eu-west-1.ec2.archive.ubuntu.com", "archive.ubuntu.com", "ec2.eu-west-1.amazonaws.com", "vcenter.example.com",
+            "prod-registry-k8s-io-eu-west-1.s3.dualstack.eu-west-1.amazonaws.com"} <= nodes
+
+
+def test_a_row_for_one_cloud_takes_only_that_clouds_regions(project_copy, monkeypatch):
+    nodes = _kkp(project_copy, monkeypatch, "  egress-matrix:runsOn:\n    seed: {cloud: aws, region: eu-central-1}\n"
+                                            "    nodes: [{cloud: aws, region: eu-west-1}, {cloud: gcp, region: europe-west1}]\n")
+    assert {"eu-west-1.ec2.archive.ubuntu.com", "europe-west1.gce.archive.ubuntu.com"} <= nodes
+    assert not {"europe-west1.ec2.archive.ubuntu.com", "eu-west-1.gce.archive.ubuntu.com", "archive.ubuntu.com"} & nodes
+
+
+def test_a_stack_that_does_not_place_its_nodes_keeps_the_s3_copy_of_the_region_it_manages(project_copy, monkeypatch):
+    # before runsOn the copy followed awsRegion with kkp-aws: a stack that has not said where its nodes run must not
+    # lose it on upgrade (archeio redirects AWS clients there and does not fall back)
+    nodes = _kkp(project_copy, monkeypatch, "  egress-matrix:runsOn:\n    seed: {cloud: aws, region: eu-central-1}\n")
+    assert "prod-registry-k8s-io-eu-central-1.s3.dualstack.eu-central-1.amazonaws.com" in nodes
+    placed = _kkp(project_copy, monkeypatch, "  egress-matrix:runsOn:\n    seed: {cloud: aws, region: eu-central-1}\n    nodes: {cloud: vsphere}\n")
+    assert not {h for h in placed if h.startswith("prod-registry-k8s-io-")}

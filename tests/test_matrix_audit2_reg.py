@@ -37,8 +37,8 @@ def one(reqs, destination: str, role: str = "nodes"):
     return found[0]
 
 
-def places(**roles: Place) -> dict[str, Place]:
-    return dict(roles)
+def places(**roles: Place) -> dict[str, tuple[Place, ...]]:
+    return {role: (place,) for role, place in roles.items()}
 
 
 # 5 + 26 ------------------------------------------------------------------------------------------ registry.k8s.io
