@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from egress.errors import CatalogError
 from egress.errors import EgressError
 from egress.project import open_project
 from egress.resolve import resolve
@@ -251,24 +252,29 @@ def test_bad_feature_needs_are_one_clear_error(tmp_path, old, new, message):
         _load(tmp_path, old, new)
 
 
-def test_an_own_catalogs_feature_may_need_a_vendor_feature_without_a_citation(tmp_path, catalog):
-    """An own catalog's feature that runs on a vendor add-on brings the add-on's rows along too (own entries cite approvals,
-    so its need is not asked for a vendor citation)."""
+def test_an_own_catalogs_feature_may_not_switch_a_vendor_feature(tmp_path, catalog):
+    """An own catalog's feature that needs a vendor feature would turn vendor rows on (or, through not_features, off)
+    where the stack's features list, the place reviewers look, does not change: refused (review of issue 20). Its needs
+    among its own features work, without a citation (own entries cite approvals)."""
     from egress.catalog.own import stack_catalog
 
     (tmp_path / "team").mkdir()
-    (tmp_path / "team" / "vaulted.yaml").write_text(
-        "schema: 1\nkind: platform\nplatform: vaulted\ntitle: A team reading certificates from Key Vault\n"
-        "features:\n  vaulted-certs: {title: Certificates from Key Vault, needs: [csi-secret-store]}\n"
-        "defaults: {role: nodes, level: required, protocol: https}\n"
-        "entries:\n  - {id: certs-api, feature: vaulted-certs, destination: certs.contoso.example, purpose: Certificate checks,\n"
-        "     approval: {owner: team-certs, reference: SEC-1}}\n")
+    team = (tmp_path / "team" / "vaulted.yaml")
+    text = ("schema: 1\nkind: platform\nplatform: vaulted\ntitle: A team reading certificates from Key Vault\n"
+            "features:\n  vaulted-base: Base access\n  vaulted-certs: {title: Certificates from Key Vault, needs: [NEED]}\n"
+            "defaults: {role: nodes, level: required, protocol: https}\n"
+            "entries:\n  - {id: certs-api, feature: vaulted-certs, destination: certs.contoso.example, purpose: Certificate checks,\n"
+            "     approval: {owner: team-certs, reference: SEC-1}}\n"
+            "  - {id: base-api, feature: vaulted-base, destination: base.contoso.example, purpose: Base,\n"
+            "     approval: {owner: team-certs, reference: SEC-1}}\n")
     _, profile, _ = open_project(ROOT).requirements("aks-public")
     profile = profile.model_copy(update={"features": ADDONS, "catalogs": ("team",)})
+    team.write_text(text.replace("NEED", "csi-secret-store"))
+    with pytest.raises(CatalogError, match="may need only own features.*Fix: turn 'csi-secret-store' on in the stack's egress-matrix:features"):
+        stack_catalog(catalog, profile, tmp_path)
+    team.write_text(text.replace("NEED", "vaulted-base"))
     own = stack_catalog(catalog, profile, tmp_path)
-    assert own.feature_needs["vaulted-certs"].needs == ("csi-secret-store",) and own.feature_needs["vaulted-certs"].citation is None
+    assert own.feature_needs["vaulted-certs"].needs == ("vaulted-base",) and own.feature_needs["vaulted-certs"].citation is None
     assert own.feature_needs["istio-key-vault"] == catalog.feature_needs["istio-key-vault"]  # the vendor's carry over
     reqs = _by_destination(resolve(own, profile.model_copy(update={"features": (*ADDONS, "vaulted-certs")})))
-    assert reqs["certs.contoso.example"].entry_ids == ("vaulted/certs-api",)
-    assert reqs["kv-egress-demo.vault.azure.net"].entry_ids == ("aks-csi-secret-store-vault-public",)
-    assert "kv-egress-demo.vault.azure.net" not in _by_destination(resolve(own, profile))
+    assert reqs["base.contoso.example"].entry_ids == ("vaulted/base-api",)

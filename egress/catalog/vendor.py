@@ -215,8 +215,13 @@ class Collector:
 
     def _check_feature_needs(self) -> None:
         """Every feature a feature needs is declared, and no feature needs itself, however indirectly."""
+        vendor = set(self.base.features) if self.base is not None else set()
         for name, (spec, path, where) in sorted(self.feature_needs.items()):
             for need in spec.needs:
+                if name not in vendor and need in vendor:
+                    # a vendor feature turned on (or off, through not_features) where no reviewer of the stack looks
+                    raise CatalogError(path, where, "needs", need, "an own catalog's feature may need only own features, not the vendor "
+                                       "feature", f"turn '{need}' on in the stack's egress-matrix:features, where a reviewer sees it")
                 if need not in self.features:
                     raise CatalogError(path, where, "needs", need, "unknown feature",
                                        f"declare it under 'features:' of a platform file, or use one of: {', '.join(sorted(self.features))}")
