@@ -528,8 +528,8 @@ class Profile(BaseModel):
 
     @field_validator("ibm_master_endpoints")
     @classmethod
-    def _ibm_master_endpoints(cls, values: tuple[str, ...]) -> tuple[str, ...]:
-        master_hosts_and_ports(values)
+    def _ibm_master_endpoints(cls, values: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        master_hosts_and_ports(values, info.data.get("ibm_region"))
         return values
 
     @field_validator("offline_registry")
