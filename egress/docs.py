@@ -50,9 +50,21 @@ def _differences(catalog: Catalog, on: datetime.date) -> list[str]:
     return lines + _retirements(catalog, on)
 
 
+JUDGED_ON = "Retirement dates judged on"
+
+
+def judged_on(document: str) -> Optional[datetime.date]:
+    """The date a generated MATRIX.md judged retirements on: regenerating with it gives the same file on any later day."""
+    for line in document.splitlines():
+        if line.startswith(JUDGED_ON + " "):
+            return datetime.date.fromisoformat(line[len(JUDGED_ON) + 1:].split(" ", 1)[0])
+    return None
+
+
 def _retirements(catalog: Catalog, on: datetime.date) -> list[str]:
     """Rows with a retirement date, split by whether it has passed (judged on today, or EGRESS_TODAY)."""
-    lines: list[str] = []
+    lines: list[str] = ["", f"{JUDGED_ON} {on.isoformat()} (`egress docs matrix` judges on today, or `EGRESS_TODAY`; "
+                            "a stack's commands judge on the day they run)."]
     for passed, heading in ((True, "Retired rows: their date has passed, so they no longer resolve for any stack "
                                    "(a stack whose feature is left with no row is warned to remove it):"),
                             (False, "Rows the vendor has announced to retire: they resolve until the date "

@@ -297,6 +297,8 @@ class Catalog(Strict):
     expired: tuple[str, ...] = ()  # own entries left out because their approval expired
     retired: tuple[str, ...] = ()  # vendor entries left out because their retirement date has passed
     retired_features: tuple[str, ...] = ()  # features the stack turns on whose every row for it has retired
+    # vendor rows of this stack: retired (left out) or retiring within the warning window, with their dates
+    retirements: tuple[tuple[str, datetime.date], ...] = ()
     origins: dict[str, str] = {}  # own entry id -> where it is written ("teams/payments.yaml: entry 'stripe-api' (line 12)")
     # what a pull from each kind of private registry touches (matrix/registry-kinds.yaml): an egress.registry_kinds.RegistryKinds,
     # typed loosely here because that module builds on these models (importing it here would be circular)

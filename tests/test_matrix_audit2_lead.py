@@ -143,3 +143,21 @@ def test_a_stack_that_does_not_place_its_nodes_keeps_the_s3_copy_of_the_region_i
     assert "prod-registry-k8s-io-eu-central-1.s3.dualstack.eu-central-1.amazonaws.com" in nodes
     placed = _kkp(project_copy, monkeypatch, "  egress-matrix:runsOn:\n    seed: {cloud: aws, region: eu-central-1}\n    nodes: {cloud: vsphere}\n")
     assert not {h for h in placed if h.startswith("prod-registry-k8s-io-")}
+
+
+@pytest.mark.parametrize("today,said", [("2026-07-01", None), ("2026-08-01", "retires on 2026-08-18 (17 days)"),
+                                         ("2026-11-24", "retired on 2026-08-18 and is no longer allowed")])
+def test_a_stack_is_warned_of_its_rows_that_retire_soon_or_retired(project_copy, monkeypatch, today, said):
+    monkeypatch.setenv("EGRESS_TODAY", today)
+    monkeypatch.chdir(project_copy)
+    stack = project_copy / "stacks" / "Pulumi.aks-china.yaml"
+    stack.write_text(stack.read_text().replace("[pod-api-access, azure-monitor, azure-policy, cost-analysis]",
+                                               "[pod-api-access, azure-monitor, azure-policy, cost-analysis, defender]"))
+    catalog, _, _ = Project(project_copy).requirements("aks-china")
+    notices = [n for n in expiry_notices(catalog) if n.startswith("vendor row aks-defender-ods-china")]
+    if said is None:
+        assert notices == []
+    else:
+        assert len(notices) == 1 and notices[0].startswith(f"vendor row aks-defender-ods-china {said}")
+    # a stack that does not use the rows hears nothing of them
+    assert not [n for n in expiry_notices(Project(project_copy).requirements("aks-public")[0]) if "aks-defender-ods-china" in n]

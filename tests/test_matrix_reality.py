@@ -110,7 +110,7 @@ def test_registry_k8s_io_brings_its_real_backends_not_all_of_pkg_dev():
     ("us-west-2", "prod-registry-k8s-io-us-west-2.s3.dualstack.us-west-2.amazonaws.com"),
 ])
 def test_registry_k8s_io_s3_copy_follows_archeios_region_map(region, bucket_host):
-    _, _, reqs = stack("kkp", runs_on={"nodes": Place(cloud="aws", region=region)})  # where the nodes run (issue 20)
+    _, _, reqs = stack("kkp", runs_on={"nodes": (Place(cloud="aws", region=region),)})  # where the nodes run (issue 20)
     s3 = sorted(h for h in hosts(reqs) if "registry-k8s-io" in h or h.endswith("-eu-west-2.s3.dualstack.eu-west-2.amazonaws.com"))
     assert s3 == [bucket_host]
 

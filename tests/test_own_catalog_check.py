@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from egress.catalog import load_catalog
-from egress.docs import matrix_markdown
+from egress.docs import judged_on, matrix_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,4 +102,6 @@ def test_docs_document_catalogs_and_the_azure_bands_from_the_platform_files(proj
 
 
 def test_the_committed_matrix_doc_is_current():
-    assert (ROOT / "docs" / "MATRIX.md").read_text(encoding="utf-8") == matrix_markdown(load_catalog(ROOT / "matrix")), "run: egress docs matrix"
+    committed = (ROOT / "docs" / "MATRIX.md").read_text(encoding="utf-8")
+    # judged on the date it records: the file is regenerated when a row's date passes, not made stale by the calendar
+    assert committed == matrix_markdown(load_catalog(ROOT / "matrix"), judged_on(committed)), "run: egress docs matrix"

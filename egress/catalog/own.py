@@ -166,10 +166,16 @@ def _without_expired(catalog: Catalog, on: datetime.date) -> Catalog:
 
 
 def _without_retired(catalog: Catalog, profile: Profile, on: datetime.date) -> Catalog:
-    """Vendor rows stop resolving on the date the vendor retires them; a feature left with no row for the stack is named."""
+    """Vendor rows stop resolving on the date the vendor retires them; a feature left with no row for the stack is named,
+    and the stack's rows that retired or retire within EXPIRY_WARNING_DAYS are listed for the commands to warn about."""
+    from ..resolve import applies  # the resolver builds on the catalog; imported here, where a stack is at hand
+
     retired = tuple(e.id for e in catalog.entries if e.retires and e.retires.date <= on)
+    soon = on + datetime.timedelta(days=EXPIRY_WARNING_DAYS)
+    retirements = tuple((e.id, e.retires.date) for e in catalog.entries
+                        if e.retires and e.retires.date <= soon and applies(e.model_copy(update={"retires": None}), profile))
     if not retired:
-        return catalog
+        return catalog.model_copy(update={"retirements": retirements}) if retirements else catalog
     gone = set(retired)
 
     def rows(feature: str) -> list[Entry]:  # the feature's rows for this stack's platforms and cloud
@@ -177,7 +183,7 @@ def _without_retired(catalog: Catalog, profile: Profile, on: datetime.date) -> C
                 and (e.variant is None or e.variant == profile.cloud)]
     features = tuple(f for f in profile.features if rows(f) and all(e.id in gone for e in rows(f)))
     return catalog.model_copy(update={"entries": tuple(e for e in catalog.entries if e.id not in gone), "retired": retired,
-                                      "retired_features": features})
+                                      "retired_features": features, "retirements": retirements})
 
 
 def expiry_notices(catalog: Catalog, on: Optional[datetime.date] = None) -> list[str]:
@@ -187,6 +193,12 @@ def expiry_notices(catalog: Catalog, on: Optional[datetime.date] = None) -> list
                for entry_id in catalog.expired]
     notices += [f"feature {feature}: the vendor has retired every row it brings for this stack, so it allows nothing any more: "
                 f"remove it from egress-matrix:features" for feature in catalog.retired_features]
+    for entry_id, date in catalog.retirements:
+        if date <= on:
+            notices.append(f"vendor row {entry_id} retired on {date.isoformat()} and is no longer allowed (docs/MATRIX.md, Retired rows)")
+        else:
+            notices.append(f"vendor row {entry_id} retires on {date.isoformat()} ({(date - on).days} days): from then on it is no longer "
+                           "allowed (what it allows goes in the next update)")
     for entry in catalog.entries:
         expires = entry.approval.expires if entry.approval else None
         if expires and (expires - on).days <= EXPIRY_WARNING_DAYS:
