@@ -48,6 +48,12 @@ def check_profile(catalog: Catalog, profile: Profile, file: str | Path = "stack"
             fail("location", profile.location, f"unknown location for cloud {profile.cloud}",
                  f"use one of: {', '.join(known)} (or add it to matrix/azure-locations.yaml with its citation)")
     _check_aws(profile, fail)
+    locations = sorted({loc.name for locs in catalog.azure_locations.values() for loc in locs})
+    for role, places in profile.runs_on.items():
+        for place in places:
+            if place.cloud == "azure" and place.region not in locations:
+                fail(f"runsOn.{role}", place.region, "not an Azure location (matrix/azure-locations.yaml)",
+                     f"use one of: {', '.join(locations)}")
     registry_regions = sorted({e.when.ibm_registry_region for e in catalog.entries if e.when.ibm_registry_region})
     for region in profile.ibm_registry_regions:
         if region not in registry_regions:
