@@ -161,3 +161,10 @@ def test_a_stack_is_warned_of_its_rows_that_retire_soon_or_retired(project_copy,
         assert len(notices) == 1 and notices[0].startswith(f"vendor row aks-defender-ods-china {said}")
     # a stack that does not use the rows hears nothing of them
     assert not [n for n in expiry_notices(Project(project_copy).requirements("aks-public")[0]) if "aks-defender-ods-china" in n]
+
+
+def test_explain_says_docker_io_is_only_a_name_and_where_pulls_go(run_cli):
+    code, out, _ = run_cli("explain", "docker.io:443", "--stack", "proxy-only")
+    assert code in (0, 1)
+    assert "Note: docker.io is only a name: no client connects to it" in out
+    assert "registry-1.docker.io" in out.split("Note: docker.io is only a name")[1]

@@ -97,7 +97,10 @@ def _decision(name: str, judge, probe: Probe, req: Optional[Requirement], enforc
         return replace(base, reason=f"role {probe.role} has no source CIDRs in the stack")
     notes: tuple[str, ...] = ()
     if req is not None and req.key not in enforced_keys:
-        notes = (f"{name} does not enforce this requirement for this stack (its platforms, roles or protocols leave it out)",)
+        why = "its platforms, roles or protocols leave it out"
+        if req.level != "required":  # a recommended/optional row the target cannot express is left out of it, with a note
+            why += f", or it cannot express this {req.level} row ({name}/left-out.txt in the render says)"
+        notes = (f"{name} does not enforce this requirement for this stack ({why})",)
     outcome = _decide(judge, probe)
     if not outcome.allowed and req is not None and outcome.carried:
         found = _alternative(judge, req, probe)
@@ -149,6 +152,11 @@ def explain_destination(catalog: Catalog, profile: Profile, requirements: Iterab
                        and (port is None or ports_contain(r.ports, port)) and (role is None or r.role == role)})
         if tags:
             notes.append(f"whether {destination} belongs to service tag {', '.join(tags)} cannot be known offline")
+    for expansion in catalog.expansions:
+        if not expansion.contacted and expansion.host == destination.lower():
+            implied = ", ".join(dict.fromkeys(i.destination for i in expansion.implies))
+            notes.append(f"{destination} is only a name: no client connects to it; a pull of {destination}/... goes to the hosts it "
+                         f"implies ({implied}; matrix/expansions.yaml): explain one of those")
     written = origins(catalog, profile)
     return Explanation(stack=profile.stack, destination=destination, kind=kind, port=port, role=role,
                        requirements=tuple(Need.of(req, how, written) for req, how in matched),
