@@ -29,10 +29,10 @@ def test_every_stack_previews_with_no_mandatory_violation(stack):
 def test_dev_preview_writes_resources_and_renders_and_exits_0(run_cli, tmp_path):
     code, out, err = run_cli("preview", "--stack", "dev", "--out", str(tmp_path))
     assert code == 0, err
-    assert "azure: 97/97 enforced requirements allowed" in out and "policy pack: 0 mandatory, 126 advisory" in out
-    assert "... 121 more advisory from egress-least-privilege (all in resources.json)" in out
+    assert "azure: 98/98 enforced requirements allowed" in out and "policy pack: 0 mandatory, 128 advisory" in out
+    assert "... 123 more advisory from egress-least-privilege (all in resources.json)" in out
     document = json.loads((tmp_path / "resources.json").read_text())
-    assert len(document["resources"]) == 31 and len(document["violations"]) == 126
+    assert len(document["resources"]) == 31 and len(document["violations"]) == 128
     assert [r["name"] for r in document["resources"]] == [r["name"] for r in sorted(document["resources"], key=lambda r: (r["type"], r["name"]))]
     assert (tmp_path / "azure" / "egress-dev-aks.json").exists() and (tmp_path / "aws" / "rules.suricata").exists()
     assert (tmp_path / "kubernetes" / "squid.conf").exists()
