@@ -85,14 +85,19 @@ def test_docker_io_is_a_name_its_implied_hosts_carry_the_pull(project_copy, monk
                for doc, _ in registry.citations), registry.citations
 
 
-@pytest.mark.parametrize("today,resolves", [("2026-08-17", True), ("2026-08-18", False), ("2026-11-24", False)])
-def test_rows_stop_resolving_on_their_retirement_date(project_copy, monkeypatch, today, resolves):
+def _china_with_defender(project_copy: Path, monkeypatch, today: str):
+    """The aks-china stack with Defender on again (its 21Vianet rows retire on 2026-08-18), judged on ``today``."""
     monkeypatch.setenv("EGRESS_TODAY", today)
     monkeypatch.chdir(project_copy)
     stack = project_copy / "stacks" / "Pulumi.aks-china.yaml"
     stack.write_text(stack.read_text().replace("[pod-api-access, azure-monitor, azure-policy, cost-analysis]",
                                                "[pod-api-access, azure-monitor, azure-policy, cost-analysis, defender]"))
-    catalog, _, reqs = Project(project_copy).requirements("aks-china")
+    return Project(project_copy).requirements("aks-china")
+
+
+@pytest.mark.parametrize("today,resolves", [("2026-08-17", True), ("2026-08-18", False), ("2026-11-24", False)])
+def test_rows_stop_resolving_on_their_retirement_date(project_copy, monkeypatch, today, resolves):
+    catalog, _, reqs = _china_with_defender(project_copy, monkeypatch, today)
     ids = {i for r in reqs for i in r.entry_ids}
     assert ("aks-defender-ods-china" in ids) is resolves
     assert ({"aks-defender-login-china", "aks-defender-oms-china"} <= ids) is resolves
@@ -148,12 +153,7 @@ def test_a_stack_that_does_not_place_its_nodes_keeps_the_s3_copy_of_the_region_i
 @pytest.mark.parametrize("today,said", [("2026-07-01", None), ("2026-08-01", "retires on 2026-08-18 (17 days)"),
                                          ("2026-11-24", "retired on 2026-08-18 and is no longer allowed")])
 def test_a_stack_is_warned_of_its_rows_that_retire_soon_or_retired(project_copy, monkeypatch, today, said):
-    monkeypatch.setenv("EGRESS_TODAY", today)
-    monkeypatch.chdir(project_copy)
-    stack = project_copy / "stacks" / "Pulumi.aks-china.yaml"
-    stack.write_text(stack.read_text().replace("[pod-api-access, azure-monitor, azure-policy, cost-analysis]",
-                                               "[pod-api-access, azure-monitor, azure-policy, cost-analysis, defender]"))
-    catalog, _, _ = Project(project_copy).requirements("aks-china")
+    catalog, _, _ = _china_with_defender(project_copy, monkeypatch, today)
     notices = [n for n in expiry_notices(catalog) if n.startswith("vendor row aks-defender-ods-china")]
     if said is None:
         assert notices == []
