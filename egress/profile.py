@@ -157,6 +157,10 @@ class Profile(BaseModel):
         (), alias="awsSecurityGroupsAttached", examples=["nodes=2"],
         description="role=N (or group=N): how many of its groups (from -0) its network interfaces carry (default 1). Rules are placed only in "
                     "these; when they cannot hold the rules the update fails closed, and no rule ever moves to a group not attached.")
+    aws_rule_group_capacities: tuple[str, ...] = Field(
+        (), alias="awsRuleGroupCapacities", examples=["egress-kkp-nodes-rules=100"],
+        description="name=N: keep a rule group at capacity N (its deployed capacity) instead of the smallest 1-2-5 step that holds its "
+                    "rules: a group whose rules shrank below a step keeps its capacity and is updated in place, not replaced.")
     aws_priority_base: int = Field(100, alias="awsPriorityBase", ge=1, le=60000,
                                    description="Lowest strict-order priority of the rule groups. Each group has a fixed slot, base + 100 x (10 x kind + "
                                                "role) (kind 0 rules/addresses, 1 tls-sni, 2 http-host; role 0 nodes, 1 control-plane, 2 seed, "
@@ -411,6 +415,21 @@ class Profile(BaseModel):
             if not sep or not re.fullmatch(GROUP_NAME, role) or not _IP_GROUP_ID.fullmatch(resource_id):  # a role or a source group
                 raise AddressError(f"'{value}' is not role=<IP Group resource id> (or group=<id>)",
                                    "write e.g. 'nodes=/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/ipGroups/<name>'")
+        return values
+
+    @field_validator("aws_rule_group_capacities")
+    @classmethod
+    def _rule_group_capacities(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        names = set()
+        for value in values:
+            name, sep, capacity = value.partition("=")
+            if not sep or not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,127}", name) or not re.fullmatch(r"[1-9][0-9]{0,4}", capacity) or int(capacity) > 30_000:
+                raise AddressError(f"'{value}' is not <rule group name>=N",
+                                   "write e.g. 'egress-kkp-nodes-rules=100': the group's logical name (egress diff names it) and its "
+                                   "capacity, 1-30000")
+            if name in names:
+                raise AddressError(f"rule group '{name}' is given twice", "give each group once")
+            names.add(name)
         return values
 
     @field_validator("aws_security_group_counts", "aws_security_groups_attached")

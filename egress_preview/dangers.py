@@ -109,6 +109,18 @@ def _is_firewall(resource: dict) -> bool:
     return resource["type"] in FIREWALL_KINDS
 
 
+def _shrunk(resource: dict, head: dict) -> list[str]:
+    """A rule group whose capacity only shrinks need not be replaced: the way to keep it."""
+    if resource["type"] != RULE_GROUP:
+        return []
+    new = next((r for r in head["resources"] if r["type"] == RULE_GROUP and r["name"] == resource["name"]), None)
+    old_capacity, new_capacity = (resource.get("props") or {}).get("capacity"), ((new or {}).get("props") or {}).get("capacity")
+    if isinstance(old_capacity, int) and isinstance(new_capacity, int) and new_capacity < old_capacity:
+        return [f"its rules fit the deployed capacity: keep it with egress-matrix:awsRuleGroupCapacities: ['{resource['name']}={old_capacity}'] "
+                "and the group is updated in place"]
+    return []
+
+
 def dangers(base: dict, head: dict, replacements: dict[tuple[str, str], list[str]]) -> list[Danger]:
     """Deletions and replacements of firewall resources. ``replacements``: (type, name) -> the replacement reasons the
     comparison found for resources on both sides."""
@@ -129,7 +141,7 @@ def dangers(base: dict, head: dict, replacements: dict[tuple[str, str], list[str
                                 base_protected=bool(resource.get("protect"))))
         elif replacements.get(key):
             own_policy = resource["type"] == RULE_GROUP and any(r["type"] == AWS_POLICY for r in head["resources"])
-            found.append(Danger("replace", resource["type"], resource["name"], "; ".join(replacements[key]),
+            found.append(Danger("replace", resource["type"], resource["name"], "; ".join(replacements[key] + _shrunk(resource, head)),
                                 OWN_POLICY_REPLACEMENT if own_policy else "", base_protected=bool(resource.get("protect"))))
     # A group that only renames an old one is named above as its replacement.
     new_groups = {name for typ, name in head_keys - base_keys if typ == SECURITY_GROUP} - renamed_to

@@ -215,6 +215,7 @@ def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]
     groups = [g.model_copy(update={"priority": priority(profile.aws_priority_base, g.form, g.target_type, g.role)}) for g in groups]
     shared, shard_warnings = groups_rule_groups(profile, {group: built(texts) for group, texts in group_texts.items()})
     groups = sorted([*groups, *shared], key=lambda g: g.priority)  # the source groups': in their own slots, before every domain list too
+    groups = _pinned_capacities(groups, profile.aws_rule_group_capacities)
     policy = None
     if groups and (profile.aws_firewall_policy or profile.aws_firewall_policy_arn):
         home_net = tuple(sorted({cidr for group in groups for cidr in group.home_net}, key=network_order))
@@ -226,6 +227,26 @@ def _compile(catalog: Catalog, profile: Profile, requirements: list[Requirement]
                    warnings=_capacity_warnings(groups, profile.aws_capacity_headroom) + shard_warnings + _policy_capacity(groups))
     _check_limits(plan, profile)
     return plan
+
+
+def _pinned_capacities(groups: list[RuleGroup], pins: Iterable[str]) -> list[RuleGroup]:
+    """awsRuleGroupCapacities: a group keeps the capacity it was deployed with (capacity is fixed at creation, so a group whose
+    rules shrank below a step would otherwise be replaced for nothing)."""
+    pinned = {name: int(capacity) for name, _, capacity in (pin.partition("=") for pin in pins)}
+    names = [g.name for g in groups]
+    for name in pinned:
+        if name not in names:
+            raise AwsCompileError(f"egress-matrix:awsRuleGroupCapacities names rule group '{name}', which this stack does not create. "
+                                  f"Fix: use one of: {', '.join(names) or '(none)'}")
+    out = []
+    for group in groups:
+        capacity = pinned.get(group.name)
+        if capacity is not None and capacity < group.used:
+            raise AwsCompileError(f"egress-matrix:awsRuleGroupCapacities keeps rule group '{group.name}' at capacity {capacity}, less than the "
+                                  f"{group.used} its rules use. Fix: remove the pin (the group is replaced at {capacity_for(group.used)}: "
+                                  "README, Protection and migrations) or raise it")
+        out.append(group.model_copy(update={"capacity": capacity}) if capacity is not None else group)
+    return out
 
 
 def _role_sources(profile: Profile, roles: Iterable[str]) -> dict[str, tuple[str, ...]]:
