@@ -111,6 +111,23 @@ def _decision(name: str, judge, probe: Probe, req: Optional[Requirement], enforc
     return decided(outcome, probe, notes)
 
 
+def _cluster_proxy_path(catalog: Catalog, profile: Profile, kind: str, destination: str, port: Optional[int]) -> list[str]:
+    """For a cluster whose OpenShift Proxy points at a proxy the stack does not deploy: does the destination go through it,
+    or direct because of an entry of the Proxy's status.noProxy (Go clients' matching)?"""
+    if "openshift" not in profile.cluster_proxy or not profile.http_proxy or kind not in ("fqdn", "ip"):
+        return []
+    from ..no_proxy_match import bypass
+    from ..noproxy import openshift_no_proxy
+
+    found = bypass(openshift_no_proxy(catalog, profile), destination, port or 443)
+    if found is None:
+        return [f"OpenShift cluster Proxy: {destination} goes through {profile.http_proxy} (no entry of status.noProxy covers it): "
+                "the proxy must allow it"]
+    via = f"status.noProxy entry '{found.entry}'" if found.entry else "the proxy settings"
+    return [f"OpenShift cluster Proxy: {destination} goes direct, not through the proxy, because of {via} ({found.reason}): "
+            "the firewall must allow it"]
+
+
 def explain_destination(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement],
                         artefacts_by_target: Mapping[str, Mapping[str, str]], destination: str, port: Optional[int] = None,
                         role: Optional[str] = None) -> Explanation:
@@ -152,6 +169,7 @@ def explain_destination(catalog: Catalog, profile: Profile, requirements: Iterab
                        and (port is None or ports_contain(r.ports, port)) and (role is None or r.role == role)})
         if tags:
             notes.append(f"whether {destination} belongs to service tag {', '.join(tags)} cannot be known offline")
+    notes += _cluster_proxy_path(catalog, profile, kind, destination, port)
     for expansion in catalog.expansions:
         if not expansion.contacted and expansion.host == destination.lower():
             implied = ", ".join(dict.fromkeys(i.destination for i in expansion.implies))
