@@ -67,7 +67,7 @@ def parse_expiry(value: object, label: str) -> object:
     if isinstance(value, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
         try:
             return datetime.date.fromisoformat(value)
-        except ValueError:
+        except ValueError:  # the right shape but no such day (2027-02-30): the same error as any other non-date
             pass
     raise AddressError(f"{label}'{value}' is not a date", "write the date as YYYY-MM-DD, e.g. 2027-03-31")
 

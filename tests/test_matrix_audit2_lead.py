@@ -69,22 +69,6 @@ def test_a_region_row_needs_the_region(project_copy, monkeypatch):
         project.requirements("places")
 
 
-def test_docker_io_is_a_name_its_implied_hosts_carry_the_pull(project_copy, monkeypatch):
-    expansions = project_copy / "matrix" / "expansions.yaml"
-    text = expansions.read_text()
-    if "contacted: false" not in text.split("- host: quay.io")[0]:
-        text = text.replace("  - host: docker.io\n", "  - host: docker.io\n    contacted: false\n", 1)
-        expansions.write_text(text)
-    monkeypatch.chdir(project_copy)
-    _, _, reqs = Project(project_copy).requirements("kkp")
-    assert "docker.io" not in {r.destination for r in reqs}
-    registry = next(r for r in reqs if r.destination == "registry-1.docker.io" and r.role == "nodes")
-    assert "kkp-images-docker-io-canal" in registry.entry_ids
-    assert "docker.io/flannel/flannel" in registry.images
-    assert any("kkp-proxy-whitelisting" in doc or "000_e208acb0bb847d0b" in doc or "kubermatic" in doc.lower()
-               for doc, _ in registry.citations), registry.citations
-
-
 def _china_with_defender(project_copy: Path, monkeypatch, today: str):
     """The aks-china stack with Defender on again (its 21Vianet rows retire on 2026-08-18), judged on ``today``."""
     monkeypatch.setenv("EGRESS_TODAY", today)
