@@ -417,6 +417,52 @@ def docs_config(
     target.write_text(text, encoding="utf-8")
 
 
+class ProbeFormat(str, Enum):
+    table = "table"
+    json = "json"
+    md = "md"
+
+
+@app.command("probe")
+def probe_command(
+    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    role: Annotated[str, typer.Option("--role", help="The role (or source group) whose egress to check, from where it runs.")] = "nodes",
+    fmt: Annotated[ProbeFormat, typer.Option("--format", "-f", help="Report format.")] = ProbeFormat.table,
+    resolve: Annotated[Optional[list[str]], typer.Option("--resolve", help="HOST=IP: connect to IP for HOST (split DNS, tests); repeatable.")] = None,
+    sample: Annotated[Optional[list[str]], typer.Option("--sample", help="'*.DOMAIN=HOST': probe a wildcard requirement on HOST; repeatable.")] = None,
+    plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the plan (JSON, what the Kubernetes Job gets) and probe nothing.")] = False,
+    timeout: Annotated[str, typer.Option("--timeout", help="Seconds per check.")] = "5",
+    total_timeout: Annotated[str, typer.Option("--total-timeout", help="Seconds for all checks.")] = "300",
+    project: ProjectOption = None,
+) -> None:
+    """Check every resolved requirement of a role from here: DNS, TCP, TLS with the host as SNI, HTTP where the requirement is
+    HTTP or names a path, NTP; through the stack's proxy where the role uses one. Plus near misses that must be denied (if
+    one gets through, the firewall is not enforcing). Exits 1 when a check fails."""
+    import json
+
+    from .probe.agent import PlanError, check_timeout, parse_resolve, run_plan, table
+    from .probe.markdown import markdown
+    from .probe.plan import build_plan, parse_samples
+
+    try:
+        per_check, total = check_timeout(timeout), check_timeout(total_timeout, "--total-timeout")
+        hosts = parse_resolve(resolve)
+    except PlanError as exc:
+        raise EgressError(str(exc)) from None
+    proj = _project(project)
+    catalog, profile, reqs = proj.requirements(stack)
+    _warn_expiry(catalog)
+    plan = build_plan(catalog, profile, reqs, role, hosts=hosts, samples=parse_samples(sample), timeout=per_check, total_timeout=total,
+                      source=f"{proj.stack_file(stack)}: stack '{stack}'")
+    if plan_only:
+        _out(json.dumps(plan, indent=2) + "\n")
+        return
+    report = run_plan(plan)
+    _out(json.dumps(report, indent=2) + "\n" if fmt is ProbeFormat.json else markdown(report) if fmt is ProbeFormat.md else table(report))
+    if not report["ok"]:
+        raise EgressError(f"stack '{stack}' role '{role}': {report['counts']['failed']} check(s) failed (listed above)")
+
+
 def main() -> None:
     try:
         app(standalone_mode=False)

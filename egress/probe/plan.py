@@ -1,0 +1,160 @@
+"""The probe plan of one role (pure): what egress/probe/agent.py checks from where the role runs.
+
+Per resolved requirement (its entry ids carried): a concrete host or address on its first port, by protocol: https
+(TCP, TLS with the host as SNI, and HTTP GET when the requirement names a path), http (GET), tcp (connect), NTP for
+UDP port 123. A wildcard is probed only on a sample host the user gives (a wildcard names no host); a CIDR, a service
+tag or "any" names no host at all, and UDP other than NTP has no generic client: those are listed as not probed, with
+the reason. Then the near misses that must be denied (HTTPS only: a refused CONNECT or a failed handshake is
+unambiguous, an HTTP status is not): a sibling of an exact host, an allowed host on a port the role does not have, a
+host no entry allows. None of them is covered by a requirement of the role (else it is left out).
+
+Direct only for now: which destinations go through the stack's proxy is egress/proxy_path.py's answer (another change);
+the agent already speaks CONNECT, and the plan's ``proxy`` block and each check's ``via`` carry it.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Optional
+
+from ..errors import EgressError
+from ..models import ROLES, Catalog, Requirement
+from ..profile import Profile
+from .agent import PLAN_VERSION, PlanError, check_plan
+
+# RFC 2606 §3 reserves example.com for documentation; IANA serves it over HTTPS, so a firewall that lets it through is
+# seen answering. Near-miss labels are ours: no vendor names them.
+UNLISTED_HOST = "example.com"
+SIBLING_LABEL = "egress-probe-near-miss"
+OTHER_PORTS = (8443, 9443, 10443)
+CREDENTIALS_ENV = "EGRESS_PROBE_PROXY_CREDENTIALS"
+DEFAULT_TIMEOUT = 5.0
+DEFAULT_TOTAL_TIMEOUT = 300.0
+NTP_PORT = 123
+
+
+class ProbePlanError(EgressError):
+    """The probe cannot be planned as asked (unknown role, nothing to probe, a bad option)."""
+
+
+def _covers(req: Requirement, host: str, port: int) -> bool:
+    """Could the role's requirement allow ``host:port`` over TCP? (Conservative: an IP range or tag might hold the host.)"""
+    if req.protocol == "udp" or not any(r.contains(port) for r in req.ports):
+        return False
+    if req.kind in ("any", "cidr", "service-tag"):
+        return True
+    name = req.destination.lower()
+    if req.kind == "wildcard":
+        return host.endswith(name[1:])
+    return host == name
+
+
+def _near_misses(reqs: list[Requirement]) -> list[dict]:
+    exact = sorted({r.destination.lower() for r in reqs if r.kind == "fqdn" and r.protocol == "https"})
+    covered = lambda host, port: any(_covers(r, host, port) for r in reqs)  # noqa: E731
+    out = []
+    sibling = next((h for h in exact if h.count(".") >= 2 and not covered(f"{SIBLING_LABEL}.{h.split('.', 1)[1]}", 443)), None)
+    if sibling:
+        out.append({"host": f"{SIBLING_LABEL}.{sibling.split('.', 1)[1]}", "port": 443,
+                    "why": f"a sibling of the exact host {sibling}: a name rule must not allow its parent domain"})
+    for host in exact:
+        port = next((p for p in OTHER_PORTS if not covered(host, p)), None)
+        if port is not None:
+            out.append({"host": host, "port": port, "why": f"the allowed host {host} on port {port}, which the role does not have"})
+            break
+    if not covered(UNLISTED_HOST, 443):
+        out.append({"host": UNLISTED_HOST, "port": 443, "why": "a host no entry allows"})
+    return out
+
+
+def _sample(samples: Mapping[str, str], wildcard: str) -> Optional[str]:
+    host = samples.get(wildcard.lower())
+    if host is None:
+        return None
+    if not host.endswith(wildcard[1:].lower()) or host == wildcard[2:].lower():
+        raise ProbePlanError(f"--sample {wildcard}={host}: the sample is not a name under {wildcard}. Fix: give a host such as "
+                             f"name{wildcard[1:]}")
+    return host
+
+
+def _not_probed(req: Requirement, reason: str) -> dict:
+    return {"check": f"{req.protocol} {req.destination}:{','.join(str(p) for p in req.ports)}", "destination": req.destination,
+            "protocol": req.protocol, "port": req.ports[0].start, "entries": list(req.entry_ids), "reason": reason}
+
+
+def _checks(req: Requirement, samples: Mapping[str, str]) -> tuple[Optional[dict], Optional[dict]]:
+    """(check, not-probed note) of one requirement."""
+    port = req.ports[0].start
+    if req.kind in ("cidr", "service-tag", "any"):
+        return None, _not_probed(req, f"a {req.kind} destination names no host to connect to")
+    host = req.destination.lower()
+    if req.kind == "wildcard":
+        host = _sample(samples, req.destination)
+        if host is None:
+            return None, _not_probed(req, f"a wildcard names no host; give one with --sample '{req.destination}=<host>'")
+    if req.protocol == "udp":
+        if port != NTP_PORT:
+            return None, _not_probed(req, "UDP other than NTP (port 123) has no generic client to probe it with")
+        protocol = "ntp"
+    else:
+        protocol = req.protocol
+    check = {"host": host, "port": port, "protocol": protocol, "via": "direct", "expect": "allow", "entries": list(req.entry_ids)}
+    if protocol in ("http", "https") and req.paths:
+        check["path"] = req.paths[0]
+    if len(req.ports) > 1 or req.ports[0].start != req.ports[0].end:
+        check["why"] = f"the first of ports {','.join(str(p) for p in req.ports)}"
+    return check, None
+
+
+def check_role(profile: Profile, role: str, reqs: Iterable[Requirement], source: str) -> list[Requirement]:
+    known = [*ROLES, *sorted(profile.source_groups)]
+    if role not in known:
+        raise ProbePlanError(f"{source}: --role '{role}' is not a role or source group of the stack. Fix: use one of {', '.join(known)}")
+    mine = [r for r in reqs if r.role == role]
+    if not mine:
+        having = sorted({r.role for r in reqs})
+        raise ProbePlanError(f"{source}: role '{role}' has no requirements in this stack, so there is nothing to probe. Fix: probe "
+                             f"one of {', '.join(having) or '(none)'}, or check egress-matrix:platforms and features")
+    return mine
+
+
+def build_plan(catalog: Catalog, profile: Profile, reqs: Iterable[Requirement], role: str, *, hosts: Optional[Mapping[str, str]] = None,
+               samples: Optional[Mapping[str, str]] = None, timeout: float = DEFAULT_TIMEOUT, total_timeout: float = DEFAULT_TOTAL_TIMEOUT,
+               source: str = "") -> dict:
+    """The plan (a JSON-able dict, ``egress probe --plan-only`` prints it) of ``role``'s requirements."""
+    source = source or f"stack '{profile.stack}'"
+    mine = check_role(profile, role, reqs, source)
+    samples = {k.lower(): v.lower().rstrip(".") for k, v in (samples or {}).items()}
+    checks, skipped, seen = [], [], set()
+    for req in mine:
+        check, note = _checks(req, samples)
+        if note is not None:
+            skipped.append(note)
+            continue
+        key = (check["protocol"], check["host"], check["port"], check.get("path"))
+        if key in seen:  # the same flow for two requirements: once, with both entries
+            same = next(c for c in checks if (c["protocol"], c["host"], c["port"], c.get("path")) == key)
+            same["entries"] = sorted({*same["entries"], *check["entries"]})
+            continue
+        seen.add(key)
+        checks.append(check)
+    for miss in _near_misses(mine):
+        checks.append({"host": miss["host"], "port": miss["port"], "protocol": "https", "via": "direct", "expect": "deny", "entries": [],
+                       "why": miss["why"]})
+    plan = {"version": PLAN_VERSION, "stack": profile.stack, "role": role, "timeout": timeout, "total_timeout": total_timeout,
+            "hosts": dict(sorted((hosts or {}).items())), "proxy": None, "ca_bundle": profile.proxy_trusted_ca,
+            "checks": checks, "not_probed": skipped}
+    try:
+        return check_plan(plan, source)
+    except PlanError as exc:  # a bug here, not the user's: say so plainly
+        raise ProbePlanError(f"the probe plan is inconsistent: {exc}") from None
+
+
+def parse_samples(values: Optional[Iterable[str]]) -> dict[str, str]:
+    """``*.domain=host`` items -> {wildcard: host}; each host is checked against its wildcard when the plan is built."""
+    out = {}
+    for value in values or ():
+        wildcard, sep, host = value.partition("=")
+        wildcard, host = wildcard.strip().lower(), host.strip().lower().rstrip(".")
+        if not sep or not wildcard.startswith("*.") or not host or "*" in host or "/" in host:
+            raise ProbePlanError(f"--sample '{value}': not '*.domain=host'. Fix: write e.g. --sample '*.blob.core.windows.net=myaccount.blob.core.windows.net'")
+        out[wildcard] = host
+    return out

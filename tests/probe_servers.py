@@ -1,0 +1,168 @@
+"""Local servers for the probe tests: HTTPS, HTTP and NTP on one loopback address, with a test CA (cryptography).
+
+``serving(names)`` issues one certificate for ``names`` from a fresh test CA, serves HTTPS on 443, HTTP on 80 and NTP on
+UDP 123 of a free loopback address (127.77.0.x: not the Squid harness's addresses), and records what each request
+named (SNI, Host, path). Everything stops when the ``with`` block ends, and by itself after ``LIFETIME`` seconds at most,
+so a failing test never leaves a server behind. Ports below 1024 need root (CI and the build containers run as root).
+"""
+from __future__ import annotations
+
+import datetime
+import http.server
+import ipaddress
+import socket
+import ssl
+import struct
+import tempfile
+import threading
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+LIFETIME = 300.0
+ADDRESSES = [f"127.77.0.{n}" for n in range(1, 60)]
+DEAD = "127.77.1.254"  # nothing listens here: a connection is refused at once (a blocked requirement)
+
+
+@dataclass
+class Servers:
+    address: str
+    ca_pem: str
+    seen: list = field(default_factory=list)  # (scheme, sni, host header, path)
+    ntp_seen: list = field(default_factory=list)
+
+
+def test_ca(names: Iterable[str]) -> tuple[str, bytes, bytes]:
+    """(CA certificate PEM, server certificate PEM, server key PEM) for ``names``."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "egress-probe test CA")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+          .not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
+                                       key_encipherment=False, data_encipherment=False, key_agreement=False, encipher_only=False,
+                                       decipher_only=False), critical=True)
+          .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+          .sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    sans = []
+    for name in sorted(set(names)):
+        try:
+            sans.append(x509.IPAddress(ipaddress.ip_address(name)))
+        except ValueError:
+            sans.append(x509.DNSName(name))
+    cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "egress-probe test server")]))
+            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    return (ca.public_bytes(serialization.Encoding.PEM).decode(), cert.public_bytes(serialization.Encoding.PEM),
+            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def handle_error(self, request, client_address):  # a probe that closes after the handshake is normal
+        pass
+
+
+def _handler(servers: Servers, scheme: str):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        timeout = 5
+        protocol_version = "HTTP/1.0"
+
+        def do_GET(self):
+            servers.seen.append((scheme, getattr(self.request, "sni", None), self.headers.get("Host"), self.path))
+            body = b"egress probe test server\n"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format, *args):
+            pass
+
+    return Handler
+
+
+def _ntp(sock: socket.socket, servers: Servers, stop: threading.Event) -> None:
+    """Answer NTP client requests (RFC 5905 §7.3): mode 4, stratum 2, origin = the request's transmit timestamp."""
+    sock.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            data, peer = sock.recvfrom(512)
+        except (socket.timeout, OSError):
+            continue
+        if len(data) < 48:
+            continue
+        servers.ntp_seen.append(peer)
+        now = time.time() + 2208988800
+        stamp = struct.pack("!II", int(now), int((now % 1) * 2**32))
+        reply = bytes([0x24, 2, 6, 0xEC]) + bytes(8) + b"TEST" + stamp + data[40:48] + stamp + stamp
+        sock.sendto(reply, peer)
+
+
+@contextmanager
+def serving(names: Iterable[str], lifetime: float = LIFETIME) -> Iterator[Servers]:
+    ca_pem, cert_pem, key_pem = test_ca(names)
+    with tempfile.TemporaryDirectory(prefix="egress-probe-test-") as tmp, ExitStack() as stack:
+        cert, key = Path(tmp) / "server.crt", Path(tmp) / "server.key"
+        cert.write_bytes(cert_pem)
+        key.write_bytes(key_pem)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+
+        def remember_sni(sslsocket, server_name, _context):
+            sslsocket.sni = server_name
+
+        context.sni_callback = remember_sni
+        for address in ADDRESSES:
+            bound = []
+            try:
+                servers = Servers(address, ca_pem)
+                bound.append(_Server((address, 443), _handler(servers, "https")))
+                bound.append(_Server((address, 80), _handler(servers, "http")))
+                udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                bound.append(udp)
+                udp.bind((address, 123))
+            except OSError:
+                for b in bound:
+                    (b.server_close if hasattr(b, "server_close") else b.close)()
+                continue
+            break
+        else:
+            raise RuntimeError("no free loopback address for the probe test servers")
+        tls_server, http_server, udp = bound
+        tls_server.socket = context.wrap_socket(tls_server.socket, server_side=True, do_handshake_on_connect=False)
+        stop = threading.Event()
+        threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True) for s in (tls_server, http_server)]
+        threads.append(threading.Thread(target=_ntp, args=(udp, servers, stop), daemon=True))
+        for thread in threads:
+            thread.start()
+
+        def shutdown():
+            stop.set()
+            for s in (tls_server, http_server):
+                s.shutdown()
+                s.server_close()
+            udp.close()
+
+        timer = threading.Timer(lifetime, shutdown)  # stops by itself, whatever the test does
+        timer.daemon = True
+        timer.start()
+        stack.callback(timer.cancel)
+        stack.callback(lambda: stop.is_set() or shutdown())
+        yield servers
