@@ -1,0 +1,151 @@
+"""What every log parser hands on: one denied flow per log record, with the record as evidence, and the counts.
+
+A parser reads one file and returns a ``LogRead``: the denied flows (source IP, destination host and/or address, port,
+protocol), how many records were allowed (skipped, counted) and how many were of no concern (another event type, a
+protocol the matrix has no row for). A record it cannot read stops it with one ``LearnError`` naming the file, the line
+and the fix: a half-read log would propose from half the evidence.
+"""
+from __future__ import annotations
+
+import datetime
+import gzip
+import ipaddress
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..errors import EgressError
+from ..redact import redact
+
+DOCS = "docs/LEARN.md"
+
+
+class LearnError(EgressError):
+    """A deny log ``egress learn`` cannot read: the message names the file, the line, the value and the fix."""
+
+    def __init__(self, file: str, line: Optional[int], problem: str, fix: str):
+        where = f"{file}: line {line}" if line else file
+        super().__init__(f"{where}: {problem}. Fix: {fix}")
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One denied connection as a log line shows it. ``host`` is the name the client asked for (SNI, Host, CONNECT
+    target, Azure's Fqdn), '' when the log has only an address; ``address`` the destination IP, '' when not logged."""
+
+    file: str
+    line: int
+    text: str  # the record as written (credentials masked), the evidence a reviewer checks
+    time: Optional[datetime.datetime]  # UTC
+    source: str
+    host: str
+    address: str
+    port: int
+    protocol: str  # http, https, tcp or udp: the matrix's protocols
+
+    @property
+    def destination(self) -> str:
+        return self.host or self.address
+
+
+@dataclass
+class LogRead:
+    file: str
+    format: str
+    records: int = 0
+    allowed: int = 0  # allowed records: skipped, only counted
+    ignored: int = 0  # records of no concern here (other event types, protocols without a matrix row)
+    flows: list[Flow] = field(default_factory=list)
+
+    @property
+    def denied(self) -> int:
+        return len(self.flows)
+
+
+def read_text(path: Path, shown: str) -> str:
+    """The file's text (gunzipped when it is gzip, as Network Firewall's S3 objects are); an empty file is refused."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LearnError(shown, None, f"cannot be read ({exc.strerror})", "give the path of an exported deny log") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise LearnError(shown, None, f"is a damaged gzip file ({exc})", "download the log object again, or pass it unpacked") from None
+    text = data.decode("utf-8-sig", errors="replace")  # the portal's CSV export starts with a byte-order mark
+    if not text.strip():
+        raise LearnError(shown, None, "is empty: no log records to learn from",
+                         f"export the deny log again (the queries and settings are in {DOCS}), or leave the file out")
+    return text
+
+
+def evidence(text: str) -> str:
+    """A record as the proposals quote it: one line, credentials masked, long lines cut."""
+    line = redact(" ".join(text.split()))
+    return line if len(line) <= 400 else line[:397] + "..."
+
+
+def check_ip(value: str, shown: str, line: int, column: str, fix: str) -> str:
+    try:
+        return str(ipaddress.ip_address(value.strip().strip("[]")))
+    except ValueError:
+        raise LearnError(shown, line, f"{column} '{value}' is not an IP address", fix) from None
+
+
+def check_port(value: object, shown: str, line: int, column: str, fix: str) -> int:
+    text = str(value).strip()
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise LearnError(shown, line, f"{column} '{text}' is not a port 1-65535", fix)
+    return int(text)
+
+
+def host_name(value: str) -> str:
+    """A logged host name as the matrix writes names: lower case, no trailing dot; '' for none ('-', 'None')."""
+    text = value.strip().lower().rstrip(".")
+    return "" if text in ("", "-", "none", "null") else text
+
+
+def is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+_FRACTION = re.compile(r"(\.\d{6})\d+")
+# The Log Analytics portal shows (and may export) datetimes as 'M/D/YYYY, h:mm:ss[.fff] AM' in UTC.
+_PORTAL = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4}),? (\d{1,2}):(\d{2}):(\d{2})(\.\d+)? ?([AP]M)$", re.IGNORECASE)
+
+
+def parse_time(text: str) -> Optional[datetime.datetime]:
+    """An ISO 8601 time (Kusto's 7 fractional digits and Suricata's '+0000' too), or the portal's US form; None if neither."""
+    value = text.strip()
+    if not value:
+        return None
+    portal = _PORTAL.match(value)
+    if portal:
+        month, day, year, hour, minute, second, fraction, half = portal.groups()
+        hour_24 = int(hour) % 12 + (12 if half.upper() == "PM" else 0)
+        micro = int((fraction or ".0")[1:7].ljust(6, "0"))
+        return datetime.datetime(int(year), int(month), int(day), hour_24, int(minute), int(second), micro, tzinfo=datetime.timezone.utc)
+    value = _FRACTION.sub(r"\1", value.replace("Z", "+00:00"))
+    value = re.sub(r"([+-]\d{2})(\d{2})$", r"\1:\2", value)
+    try:
+        parsed = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)).astimezone(datetime.timezone.utc)
+
+
+def epoch(value: object) -> Optional[datetime.datetime]:
+    try:
+        return datetime.datetime.fromtimestamp(float(str(value)), tz=datetime.timezone.utc)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+
+
+def iso(moment: Optional[datetime.datetime]) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ").replace(".000000Z", "Z") if moment else ""
