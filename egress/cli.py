@@ -286,6 +286,30 @@ def explain_command(
                           "AWS sid or rule group, squid ACL), or use a close name listed above")
 
 
+@app.command("learn")
+def learn_command(
+    logs: Annotated[Optional[list[Path]], typer.Argument(help="Deny logs: Azure Firewall exports (CSV or az JSON), Network Firewall alert "
+                                                         "logs (JSON lines, .gz too), Squid access.log.", dir_okay=False)] = None,
+    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="auto, azure, aws-nfw or squid.")] = "auto",
+    out: Annotated[Path, typer.Option("--out", "-o", help="The proposals file (YAML) to write; only an earlier proposals file is replaced.",
+                                      dir_okay=False)] = Path("learn-proposals.yaml"),
+    project: ProjectOption = None,
+) -> None:
+    """Read deny logs, group the denied flows by source role or group and destination, match them against the whole matrix,
+    and write proposals for review (turn on a feature, or a stack entry with owner and reference to fill). Changes nothing.
+    Prints a Markdown summary. Exits 0 when nothing is proposed, 3 when proposals were written, 1 on bad input."""
+    from .learn import PROPOSALS_EXIT, check_out, learn
+
+    catalog, profile, _ = _project(project).requirements(stack)
+    check_out(out)
+    learned = learn(catalog, profile, stack, [(path, str(path)) for path in logs or []], fmt)
+    out.write_text(learned.yaml, encoding="utf-8")
+    _out(learned.summary(str(out)))
+    if learned.proposals:
+        sys.exit(PROPOSALS_EXIT)
+
+
 # install-config platform names -> the Infrastructure platform type the operator keys on
 _PLATFORM_TYPES = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "openstack": "OpenStack", "vsphere": "VSphere", "baremetal": "BareMetal",
                    "none": "None", "nutanix": "Nutanix", "ovirt": "oVirt", "ibmcloud": "IBMCloud", "powervs": "PowerVS", "external": "External"}
