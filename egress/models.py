@@ -168,6 +168,14 @@ class Retirement(Strict):
 LINE = r"^[^\x00-\x1f\x7f]+$"
 
 
+class Direct(Strict):
+    """The cluster must reach the entry's destination directly, not through its cluster-wide proxy: why, and where that is said.
+    A stack whose cluster proxy would send it through the proxy is refused (egress/targets/kubernetes/proxy_bypass.py)."""
+
+    because: str = Field(min_length=10, pattern=LINE)
+    citation: Citation
+
+
 class Approval(Strict):
     """Who approved an own entry (in place of a vendor citation): an owner, a reference to the decision, an expiry."""
 
@@ -201,6 +209,7 @@ class Entry(Strict):
     documented_as: tuple[DocumentedAs, ...] = ()  # the document's own text, where the matrix deliberately differs
     differs_because: Optional[str] = None  # why it differs (required with documented_as)
     retires: Optional[Retirement] = None
+    direct: Optional[Direct] = None  # must bypass the cluster-wide proxy (a vendor document says so)
     # Why the row is broader than a stack's limits (maxPublicShare / maxPortSpan), e.g. a vendor's '*:1194': it is
     # accepted as it is only with a reason (egress/targets/guard.py).
     broad: Optional[str] = Field(default=None, min_length=10)

@@ -59,7 +59,7 @@ def test_a_noproxy_that_sends_the_internet_around_the_proxy_is_refused(overrides
 
 def test_the_stacks_own_noproxy_entries_compile():
     catalog, profile, requirements = stack("openshift")
-    assert profile.no_proxy == (".corp.example.com", "192.168.0.0/16")
+    assert profile.no_proxy == (".corp.example.com", "192.168.0.0/16", "vcenter.example.com")
     TARGETS["kubernetes"].compile(catalog, profile, requirements, "")
 
 

@@ -335,6 +335,7 @@ class Collector:
     def finish(self) -> Catalog:
         citations = [(e.citation, p, w) for e, p, w in self.entries if e.citation]
         citations += [(e.retires.citation, p, w) for e, p, w in self.entries if e.retires]
+        citations += [(e.direct.citation, p, w) for e, p, w in self.entries if e.direct]
         citations += [(x.citation, p, w) for x, p, w in self.expansions]
         citations += [(h.citation, p, w) for x, p, w in self.expansions for h in x.implies]
         citations += self.azure_citations

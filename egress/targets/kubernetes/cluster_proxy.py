@@ -14,17 +14,18 @@ Pulumi Output, so they stay secret end to end).
 from __future__ import annotations
 
 import base64
-from typing import Literal, Optional
+from typing import Iterable, Literal, Optional
 from urllib.parse import quote
 
 from ...addresses import AddressError
 from ...errors import EgressError
 from ...gonet import parse_request_uri
-from ...models import Catalog, Strict
+from ...models import Catalog, Requirement, Strict
 from ...noproxy import openshift_no_proxy
 from ...pem import check_certificates_only
 from ...profile import Profile
 from ...redact import has_credentials, redact_message, redact_value
+from .proxy_bypass import check_direct_paths
 from .openshift_checks import ProxyValidationError, TRUSTED_CA_KEY, degraded_message, installer_proxy_ip_errors, validate_proxy_spec, validate_trust_bundle
 
 KKP_NO_PROXY_BASE = ("127.0.0.1", "localhost", ".local", ".local.", "kubernetes", ".default", ".svc")  # KKP docs, httpproxy
@@ -94,8 +95,10 @@ def _kkp_no_proxy(profile: Profile) -> str:
     return ",".join(dict.fromkeys(parts))
 
 
-def compile_cluster_proxy(catalog: Catalog, profile: Profile, proxy_url: Optional[str], credentials: bool) -> Optional[ClusterProxyPlan]:
-    """``proxy_url``: the egress proxy's address when the stack deploys it (the default for httpProxy)."""
+def compile_cluster_proxy(catalog: Catalog, profile: Profile, proxy_url: Optional[str], credentials: bool,
+                          requirements: Iterable[Requirement] = ()) -> Optional[ClusterProxyPlan]:
+    """``proxy_url``: the egress proxy's address when the stack deploys it (the default for httpProxy); ``requirements``:
+    the stack's, whose must-be-direct destinations the applied noProxy has to cover (proxy_bypass.py)."""
     kinds = profile.cluster_proxy
     if not kinds:
         return None
@@ -149,7 +152,9 @@ def compile_cluster_proxy(catalog: Catalog, profile: Profile, proxy_url: Optiona
     if "kubeadm" in kinds:
         nodes = profile.machine_cidrs or profile.node_sources
         plan["kubeadm_no_proxy"] = ",".join(dict.fromkeys([*KUBEADM_NO_PROXY_BASE, *profile.pod_cidrs, *profile.service_cidrs, *nodes, *profile.no_proxy]))
-    return ClusterProxyPlan(**plan)
+    compiled = ClusterProxyPlan(**plan)
+    check_direct_paths(catalog, compiled, requirements, profile.no_proxy)
+    return compiled
 
 
 # -- the objects, with the credentials where known ------------------------------------------------------------------------

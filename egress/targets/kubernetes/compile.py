@@ -33,7 +33,8 @@ def compile_kubernetes(catalog: Catalog, profile: Profile, requirements: Iterabl
         if not (proxy or profile.cluster_proxy or profile.api_server_allowlist):
             raise EgressError("target 'kubernetes' has nothing to do. Fix: set egress-matrix:egressProxy, clusterProxy or apiServerAllowlist")
         return KubernetesPlan(egress_proxy=proxy,
-                              cluster_proxy=compile_cluster_proxy(catalog, profile, proxy.url if proxy else None, profile.has_secret("proxyCredentials")),
+                              cluster_proxy=compile_cluster_proxy(catalog, profile, proxy.url if proxy else None, profile.has_secret("proxyCredentials"),
+                                                                  requirements),
                               api_allowlist=compile_api_allowlist(profile))
     except EgressError as exc:
         raise type(exc)(f"{source}: {exc}" if source else str(exc)) from None
