@@ -100,6 +100,8 @@ def judge(group: Group, candidates: tuple[Candidate, ...]) -> Verdict:
         elif not candidate.in_stack:
             if port_ok:
                 elsewhere.append(candidate)
+        elif not port_ok and not role_ok:  # two differences: no near miss
+            continue
         elif not port_ok:
             near.append(_miss(candidate, "another port", "the right destination on a port or protocol the row does not list"))
         elif not role_ok:
