@@ -28,7 +28,7 @@ def test_csv_export_gives_exact_proposals(project_copy, run_cli):
         ("nodes", "contosoacr.francecentral.data.azurecr.io", 443): "entry",  # one label from the ACR's replicas
         ("nodes", "kv-contoso-shared.vault.azure.net", 443): "entry",  # a sibling of the stack's Key Vault
         ("nodes", "mcr.microsoft.com", 80): "entry",  # the right host on a port no row lists
-        ("nodes", "140.82.121.4", 22): "entry",  # a network rule logs the address only
+        ("nodes", "203.0.113.4", 22): "entry",  # a network rule logs the address only
     }
     by_destination = {p["destination"]: p for p in doc["proposals"] if p["port"] != 80}
     assert by_destination["process.datadoghq.eu"]["turn_on"][0]["add"] == {"egress-matrix:features": ["datadog-process"]}
