@@ -174,3 +174,28 @@ def test_preview_refuses_the_stack_and_registers_nothing(project_copy, run_cli, 
     assert "Traceback" not in err + stdout
     assert err.startswith("ProgramError: stack 'openshift': DirectPathError: Pulumi config of stack 'openshift': egress-matrix:noProxy")
     assert not out.exists()  # nothing previewed, nothing written
+
+
+BMC = ("redfish-virtualmedia://192.0.2.10/redfish/v1/Systems/1", "idrac-virtualmedia://bmc-2.mgmt.example.org/redfish/v1/Systems/System.Embedded.1")
+
+
+def test_bare_metal_redfish_bmcs_must_bypass_the_cluster_proxy():
+    overrides = dict(openshift_platform="BareMetal", bmc_addresses=BMC, features=("openshift-telemetry", "openshift-bmc-redfish"))
+    message = refusal(**overrides)
+    assert "with clusterProxy openshift, 192.0.2.10:443 (entry openshift-bmc-redfish, role control-plane) goes through the proxy" in message
+    assert "openshift-docs/blob/a762eec4b8927adca18fce8df594acf7044a0b09/modules/ipi-install-setting-proxy-settings-within-install-config.adoc" in message
+    assert message.endswith("Fix: add 192.0.2.10 (or a CIDR holding it) to egress-matrix:noProxy")
+    message = refusal(**overrides, no_proxy=(".corp.example.com", "192.0.2.0/24"))
+    assert "bmc-2.mgmt.example.org:443 (entry openshift-bmc-redfish" in message
+    assert message.endswith("Fix: add bmc-2.mgmt.example.org to egress-matrix:noProxy (a CIDR entry never covers a host name: the clients match "
+                            "the name they connect to)")
+    assert compile_openshift(**overrides, no_proxy=("192.0.2.0/24", ".mgmt.example.org")).cluster_proxy
+
+
+def test_udp_is_never_proxied_so_never_checked():
+    catalog, profile, _ = stack("openshift", no_proxy=(".corp.example.com",))
+    plan = compile_cluster_proxy(catalog, profile, None, False)
+    vcenter = req("vcenter.example.com", "fqdn", "udp", entry="openshift-vsphere-vcenter", role="control-plane")
+    check_direct_paths(catalog, plan, [vcenter], profile.no_proxy)  # no HTTP proxy carries UDP
+    with pytest.raises(DirectPathError):
+        check_direct_paths(catalog, plan, [vcenter.model_copy(update={"protocol": "tcp"})], profile.no_proxy)

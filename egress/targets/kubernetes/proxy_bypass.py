@@ -90,7 +90,7 @@ def _fix(host: str, stack_no_proxy: tuple[str, ...]) -> str:
 def check_direct_paths(catalog: Catalog, plan: "ClusterProxyPlan", requirements: Iterable[Requirement], stack_no_proxy: tuple[str, ...]) -> None:
     """Raise DirectPathError for the first destination (by clusterProxy kind, then requirement order) a vendor document
     says the cluster must reach directly that the kind's applied noProxy would send through the proxy."""
-    requirements = [r for r in requirements if r.kind in ("fqdn", "ip")]
+    requirements = [r for r in requirements if r.kind in ("fqdn", "ip") and r.protocol != "udp"]  # no HTTP proxy carries UDP
     for kind, no_proxy in applied_no_proxy(plan).items():
         for requirement in requirements:
             entry = _direct_entry(catalog, requirement) if requirement.role in ROLES[kind] else None
