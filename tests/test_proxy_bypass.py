@@ -75,7 +75,7 @@ def test_a_noproxy_that_misses_vcenter_the_way_go_matches_is_refused(no_proxy, h
 def test_go_matching_subtleties_decide_for_the_noproxy_a_kind_applies(no_proxy, proxied):
     catalog, profile, requirements = stack("openshift")
     plan = compile_cluster_proxy(catalog, profile, None, False).model_copy(update={"kinds": ("kubeadm",), "kubeadm_no_proxy": no_proxy})
-    vcenter = [r for r in requirements if "openshift-vsphere-vcenter" in r.entry_ids]
+    vcenter = [r.model_copy(update={"role": "nodes"}) for r in requirements if "openshift-vsphere-vcenter" in r.entry_ids]
     assert len(vcenter) == 1
     if proxied:
         with pytest.raises(DirectPathError, match=r"with clusterProxy kubeadm, vcenter\.example\.com:443 .* no entry of the nodes' NO_PROXY"):
@@ -107,11 +107,13 @@ def test_the_proxy_named_is_the_one_https_goes_through():
     assert "goes through the proxy http://secure-proxy.corp.example.com:3129:" in message
 
 
-def test_kubeadm_nodes_no_proxy_is_checked_too():
+def test_kubeadm_nodes_no_proxy_is_checked_for_the_nodes_it_governs():
     catalog, profile, requirements = stack("openshift", no_proxy=(".corp.example.com",), cluster_proxy=("kubeadm",))
+    assert TARGETS["kubernetes"].compile(catalog, profile, requirements, "").cluster_proxy  # vCenter is the control plane's
+    nodes = [r.model_copy(update={"role": "nodes"}) if "openshift-vsphere-vcenter" in r.entry_ids else r for r in requirements]
     with pytest.raises(DirectPathError) as info:
-        TARGETS["kubernetes"].compile(catalog, profile, requirements, "")
-    assert "with clusterProxy kubeadm, vcenter.example.com:443" in str(info.value)
+        TARGETS["kubernetes"].compile(catalog, profile, nodes, "")
+    assert "with clusterProxy kubeadm, vcenter.example.com:443 (entry openshift-vsphere-vcenter, role nodes)" in str(info.value)
     assert "no entry of the nodes' NO_PROXY (containerd, kubelet) covers it" in str(info.value)
 
 
@@ -192,10 +194,13 @@ def test_bare_metal_redfish_bmcs_must_bypass_the_cluster_proxy():
     assert compile_openshift(**overrides, no_proxy=("192.0.2.0/24", ".mgmt.example.org")).cluster_proxy
 
 
-def test_udp_is_never_proxied_so_never_checked():
+@pytest.mark.parametrize("protocol, checked", [("udp", False), ("tcp", False), ("http", True), ("https", True)])
+def test_only_http_and_https_use_the_proxy_so_only_they_are_checked(protocol, checked):
     catalog, profile, _ = stack("openshift", no_proxy=(".corp.example.com",))
     plan = compile_cluster_proxy(catalog, profile, None, False)
-    vcenter = req("vcenter.example.com", "fqdn", "udp", entry="openshift-vsphere-vcenter", role="control-plane")
-    check_direct_paths(catalog, plan, [vcenter], profile.no_proxy)  # no HTTP proxy carries UDP
-    with pytest.raises(DirectPathError):
-        check_direct_paths(catalog, plan, [vcenter.model_copy(update={"protocol": "tcp"})], profile.no_proxy)
+    vcenter = req("vcenter.example.com", "fqdn", protocol, entry="openshift-vsphere-vcenter", role="control-plane")
+    if checked:
+        with pytest.raises(DirectPathError):
+            check_direct_paths(catalog, plan, [vcenter], profile.no_proxy)
+    else:
+        check_direct_paths(catalog, plan, [vcenter], profile.no_proxy)  # UDP, and TCP that is not HTTP, connect directly

@@ -10,8 +10,10 @@ Which noProxy, and whose connections it governs (the roles checked):
   control plane and the nodes read it.
 - kkp: the Seed datacenter's ``node.noProxy``; only the user cluster's nodes get it (the seed's own components take the
   KubermaticConfiguration's proxy, which the stack does not set).
-- kubeadm: the NO_PROXY of containerd's and kubelet's environment, on every node.
+- kubeadm: the NO_PROXY of containerd's and kubelet's environment on the worker nodes.
 - aks: the stack's noProxy as given (AKS adds entries of its own, not modelled: the check can only be stricter).
+Roles and routes agree with egress/proxy_path.py (explain, export --for proxy): only HTTP and HTTPS use a forward proxy
+(UDP, and TCP that is not HTTP, connect directly whatever noProxy says), so only those requirements are checked.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from ...no_proxy_match import _split_host_port, bypass
 if TYPE_CHECKING:  # cluster_proxy calls this module
     from .cluster_proxy import ClusterProxyPlan
 
-ROLES = {"openshift": ("control-plane", "nodes"), "kkp": ("nodes",), "kubeadm": ("control-plane", "nodes"), "aks": ("nodes",)}
+ROLES = {"openshift": ("control-plane", "nodes"), "kkp": ("nodes",), "kubeadm": ("nodes",), "aks": ("nodes",)}
 WHOSE = {"openshift": "the OpenShift Proxy's status.noProxy", "kkp": "the KKP Seed datacenter's node.noProxy",
          "kubeadm": "the nodes' NO_PROXY (containerd, kubelet)", "aks": "the AKS cluster's noProxy"}
 
@@ -90,7 +92,7 @@ def _fix(host: str, stack_no_proxy: tuple[str, ...]) -> str:
 def check_direct_paths(catalog: Catalog, plan: "ClusterProxyPlan", requirements: Iterable[Requirement], stack_no_proxy: tuple[str, ...]) -> None:
     """Raise DirectPathError for the first destination (by clusterProxy kind, then requirement order) a vendor document
     says the cluster must reach directly that the kind's applied noProxy would send through the proxy."""
-    requirements = [r for r in requirements if r.kind in ("fqdn", "ip") and r.protocol != "udp"]  # no HTTP proxy carries UDP
+    requirements = [r for r in requirements if r.kind in ("fqdn", "ip") and r.protocol in ("http", "https")]
     for kind, no_proxy in applied_no_proxy(plan).items():
         for requirement in requirements:
             entry = _direct_entry(catalog, requirement) if requirement.role in ROLES[kind] else None
