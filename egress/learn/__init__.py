@@ -15,7 +15,7 @@ from typing import Any
 
 from ..models import Catalog
 from ..profile import Profile
-from .candidates import candidates
+from .candidates import candidates, patterns
 from .flows import LearnError, LogRead
 from .formats import FORMATS, check_format, read_log
 from .match import group_flows, judge
@@ -47,8 +47,8 @@ def learn(catalog: Catalog, profile: Profile, stack: str, logs: list[tuple[Path,
         raise LearnError("egress learn", None, "no log given", "pass one or more exported deny logs: egress learn --stack S LOG...")
     reads = tuple(read_log(path, fmt, shown) for path, shown in logs)
     flows = [flow for read in reads for flow in read.flows]
-    rows = candidates(catalog, profile)
-    judged = [(group, judge(group, rows)) for group in group_flows(flows, profile)]
+    rows, unresolved = candidates(catalog, profile), patterns(catalog, profile)
+    judged = [(group, judge(group, rows, unresolved)) for group in group_flows(flows, profile)]
     doc = document(stack, list(reads), judged, tuple(entry.id for entry in profile.entries))
     return Learned(doc, to_yaml(stack, doc), reads)
 

@@ -17,7 +17,7 @@ from ..explain.query import how_needed
 from ..models import ROLES
 from ..profile import Profile
 from ..resolve import source_order
-from .candidates import Candidate
+from .candidates import Candidate, Pattern
 from .flows import Flow
 
 CARRIES = {"https": ("https", "tcp"), "http": ("http", "tcp"), "tcp": ("tcp", "https", "http"), "udp": ("udp",)}
@@ -52,9 +52,13 @@ class Verdict:
 
 
 def sources_of(profile: Profile) -> list[tuple[str, object]]:
-    """(role or group, network) for every source CIDR the stack names."""
+    """(role or group, network) for every source CIDR the stack names. The pods run on the nodes: a log that shows pod
+    addresses (the in-cluster egress proxy, a flat pod network) shows the nodes' traffic, as the egress proxy's
+    role-nodes ACL says (egress/targets/kubernetes/egress_proxy.py)."""
     names = [*ROLES, *sorted(profile.source_groups)]
-    return [(name, ipaddress.ip_network(cidr, strict=False)) for name in names for cidr in profile.role_sources(name)]
+    pairs = [(name, cidr) for name in names for cidr in profile.role_sources(name)]
+    pairs += [("nodes", cidr) for cidr in profile.pod_cidrs]
+    return [(name, ipaddress.ip_network(cidr, strict=False)) for name, cidr in pairs]
 
 
 def holders(source: str, networks: list[tuple[str, object]]) -> tuple[str, ...]:
@@ -83,8 +87,15 @@ def group_flows(flows: list[Flow], profile: Profile) -> list[Group]:
     return sorted(groups, key=lambda g: (g.source == "", *source_order(g.source or "nodes"), g.source, g.destination, g.protocol, g.port))
 
 
-def judge(group: Group, candidates: tuple[Candidate, ...]) -> Verdict:
+def judge(group: Group, candidates: tuple[Candidate, ...], patterns: tuple[Pattern, ...] = ()) -> Verdict:
     required, enabling, elsewhere, near = [], [], [], []
+    if group.kind == "fqdn":
+        for pattern in patterns:
+            if pattern.in_stack and pattern.entry.role in group.roles and pattern.carries(CARRIES[group.protocol], group.port) and pattern.regex.fullmatch(group.destination):
+                unmet = [value if kind == "when" else f"{kind} {value}" for kind, value in pattern.blockers]
+                near.append({"kind": "only when", "entry": pattern.entry.id, "allows": f"{pattern.entry.role} -> {pattern.entry.destination} "
+                             f"{pattern.entry.protocol}", "why": f"the row names hosts like this one, with {', '.join(pattern.missing)} set"
+                             + (f" and only when {'; '.join(unmet)}" if unmet else "")})
     for candidate in candidates:
         how = _covers(candidate, group)
         if not how:
