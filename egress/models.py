@@ -187,6 +187,14 @@ class Approval(Strict):
         return f"owner {self.owner}, reference {self.reference}" + (f", expires {self.expires.isoformat()}" if self.expires else "")
 
 
+class NoTlsInspection(Strict):
+    """The destination must not be TLS-inspected (a pinned certificate, a CA the client alone trusts, mTLS, an ALPN the proxy
+    does not speak): why, and where the vendor says so. A proxy that inspects TLS must exempt it."""
+
+    reason: str = Field(min_length=10, pattern=LINE)
+    citation: Citation
+
+
 class Entry(Strict):
     id: str = Field(pattern=ENTRY_ID)
     platform: str = Field(pattern=SLUG)  # the vendor platform, or an own catalog's name
@@ -213,6 +221,7 @@ class Entry(Strict):
     # Why the row is broader than a stack's limits (maxPublicShare / maxPortSpan), e.g. a vendor's '*:1194': it is
     # accepted as it is only with a reason (egress/targets/guard.py).
     broad: Optional[str] = Field(default=None, min_length=10)
+    no_tls_inspection: Optional[NoTlsInspection] = None  # proxies must pass it through uninspected (egress export --for proxy)
 
     @field_validator("documented_as", mode="before")
     @classmethod

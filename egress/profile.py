@@ -192,6 +192,9 @@ class Profile(BaseModel):
     proxy_trusted_ca: Optional[str] = Field(None, alias="proxyTrustedCa",
                                             description="PEM CA bundle that signs the proxy's (or its TLS inspection's) certificates: OpenShift "
                                                         "user-ca-bundle, AKS trustedCa. Certificates only (public material).")
+    proxy_inspects_tls: bool = Field(False, alias="proxyInspectsTls",
+                                     description="The corporate proxy (httpProxy/httpsProxy) decrypts and inspects TLS, re-signing with the CA in "
+                                                 "proxyTrustedCa: egress export --for proxy then offers URL paths and lists the hosts to exempt.")
     kkp_seed: Optional[str] = Field(None, alias="kkpSeed", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
                                     description="KKP: name of the Seed object (namespace kubermatic) whose datacenter gets the node proxy settings.")
     kkp_datacenter: Optional[str] = Field(None, alias="kkpDatacenter", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
@@ -563,6 +566,15 @@ class Profile(BaseModel):
     def _no_credentials(cls, value: Any, info: ValidationInfo) -> Any:
         # before any other check, so no later error quotes them; only the secret proxyCredentials carries credentials
         return refuse_credentials(info.field_name, value)
+
+    @field_validator("proxy_inspects_tls")
+    @classmethod
+    def _inspection_needs_ca(cls, value: bool, info: ValidationInfo) -> bool:
+        # A proxy that re-signs TLS breaks every client that does not trust its CA: the cluster must get that CA.
+        if value and "proxy_trusted_ca" in info.data and not info.data["proxy_trusted_ca"]:
+            raise AddressError("a TLS-inspecting proxy re-signs every server certificate, which the cluster's clients refuse without its CA",
+                               "set egress-matrix:proxyTrustedCa to the PEM CA certificate the proxy signs with")
+        return value
 
     @field_validator("proxy_trusted_ca")
     @classmethod

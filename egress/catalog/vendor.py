@@ -336,6 +336,7 @@ class Collector:
         citations = [(e.citation, p, w) for e, p, w in self.entries if e.citation]
         citations += [(e.retires.citation, p, w) for e, p, w in self.entries if e.retires]
         citations += [(e.direct.citation, p, w) for e, p, w in self.entries if e.direct]
+        citations += [(e.no_tls_inspection.citation, p, w) for e, p, w in self.entries if e.no_tls_inspection]
         citations += [(x.citation, p, w) for x, p, w in self.expansions]
         citations += [(h.citation, p, w) for x, p, w in self.expansions for h in x.implies]
         citations += self.azure_citations

@@ -111,21 +111,24 @@ def _decision(name: str, judge, probe: Probe, req: Optional[Requirement], enforc
     return decided(outcome, probe, notes)
 
 
-def _cluster_proxy_path(catalog: Catalog, profile: Profile, kind: str, destination: str, port: Optional[int]) -> list[str]:
-    """For a cluster whose OpenShift Proxy points at a proxy the stack does not deploy: does the destination go through it,
-    or direct because of an entry of the Proxy's status.noProxy (Go clients' matching)?"""
-    if "openshift" not in profile.cluster_proxy or not profile.http_proxy or kind not in ("fqdn", "ip"):
-        return []
-    from ..no_proxy_match import bypass
-    from ..noproxy import openshift_no_proxy
+def _cluster_proxy_path(catalog: Catalog, profile: Profile, kind: str, destination: str, port: Optional[int],
+                        matched: Iterable[Requirement] = ()) -> list[str]:
+    """For a cluster whose proxy settings (clusterProxy) point at a proxy the stack does not deploy: per cluster proxy, does
+    the destination go through it, direct because of an entry of the noProxy the distribution applies (Go clients'
+    matching), or is it not reachable (egress/proxy_path.py decides, for explain and export alike)?"""
+    from ..proxy_path import explain_lines, no_inspection_of, setups
 
-    found = bypass(openshift_no_proxy(catalog, profile), destination, port or 443)
-    if found is None:
-        return [f"OpenShift cluster Proxy: {destination} goes through {profile.http_proxy} (no entry of status.noProxy covers it): "
-                "the proxy must allow it"]
-    via = f"status.noProxy entry '{found.entry}'" if found.entry else "the proxy settings"
-    return [f"OpenShift cluster Proxy: {destination} goes direct, not through the proxy, because of {via} ({found.reason}): "
-            "the firewall must allow it"]
+    if not profile.cluster_proxy or not (profile.http_proxy or profile.https_proxy) or kind not in ("fqdn", "ip", "wildcard", "cidr", "url"):
+        return []
+    matched = list(matched)
+    protocols = sorted({r.protocol for r in matched}) or [None]
+    inspection = next((n for n in (no_inspection_of(catalog, r) for r in matched) if n is not None), None)
+    lines = [line for protocol in protocols for line in explain_lines(catalog, profile, destination, kind, protocol, port, inspection)]
+    users = {role for s in setups(catalog, profile) for role in s.roles} | set(profile.source_groups)
+    for role in sorted({r.role for r in matched} - users):
+        lines.append(f"role {role} does not use the cluster proxy (clusterProxy {', '.join(profile.cluster_proxy)}): its {destination} "
+                     "goes direct, the firewall must allow it")
+    return list(dict.fromkeys(lines))
 
 
 def explain_destination(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement],
@@ -169,7 +172,7 @@ def explain_destination(catalog: Catalog, profile: Profile, requirements: Iterab
                        and (port is None or ports_contain(r.ports, port)) and (role is None or r.role == role)})
         if tags:
             notes.append(f"whether {destination} belongs to service tag {', '.join(tags)} cannot be known offline")
-    notes += _cluster_proxy_path(catalog, profile, kind, destination, port)
+    notes += _cluster_proxy_path(catalog, profile, kind, destination, port, [req for req, _ in matched])
     for expansion in catalog.expansions:
         if not expansion.contacted and expansion.host == destination.lower():
             implied = ", ".join(dict.fromkeys(i.destination for i in expansion.implies))
