@@ -45,6 +45,7 @@ class PreviewResult:
     requirements: list[dict[str, Any]]
     renders: dict[str, str] = field(default_factory=dict)
     updating: bool = False  # a preview phase over a deployed state
+    corporate_proxy: list[str] = field(default_factory=list)  # what a preview cannot verify: the path through a proxy it does not deploy
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -73,6 +74,30 @@ def _coverage(resolved: tuple, resources: list[DeployedResource]) -> list[Covera
     return out
 
 
+def _corporate_proxy(resolved: tuple) -> list[str]:
+    """The path through a corporate proxy the stack points its cluster at but does not deploy: nothing offline can see
+    that proxy's allowlist, so the preview says so and counts what must traverse it and what goes around it."""
+    from egress.proxy_path import DIRECT, PROXY, UNREACHABLE, requirement_paths, setups
+
+    catalog, profile, requirements = resolved
+    if not profile.cluster_proxy or not (profile.http_proxy or profile.https_proxy):
+        return []
+    lines = []
+    paths = requirement_paths(catalog, profile, requirements)
+    for setup in setups(catalog, profile):
+        count = Counter(p.route for p in paths if p.kind == setup.kind)
+        lines += [f"path through the corporate proxy not verified offline ({setup.label} -> {setup.https_proxy or setup.http_proxy})",
+                  f"  {count[PROXY]} requirement path(s) of {'/'.join(setup.roles)} must traverse it: its allowlist is egress export --for proxy",
+                  f"  {count[DIRECT]} go direct ({setup.list_name}, or not HTTP): the firewall must allow them"]
+        if count[UNREACHABLE]:
+            lines.append(f"  {count[UNREACHABLE]} fail until the proxy exempts them from TLS inspection (egress export --for proxy lists them)")
+    others = sorted({p.role for p in paths if not p.kind})
+    if others:
+        lines.append(f"  {sum(1 for p in paths if not p.kind)} of role(s) {', '.join(others)}, which do not use it: the firewall must allow them")
+    lines.append("  egress probe checks these paths from where each role runs")
+    return lines
+
+
 def _renders(project: Project, stack: str, resolved: tuple) -> dict[str, str]:
     catalog, profile, requirements = resolved
     files: dict[str, str] = {}
@@ -96,7 +121,7 @@ def preview(project: Project, stack: str, pack_config: Optional[dict[str, Any]] 
     step("judging coverage and rendering the targets")
     return PreviewResult(stack=stack, recorded=recorded, violations=violations, coverage=_coverage(resolved, recorded.resources),
                          requirements=[requirement_json(r) for r in resolved[2]], renders=_renders(project, stack, resolved),
-                         updating=prior is not None)
+                         updating=prior is not None, corporate_proxy=_corporate_proxy(resolved))
 
 
 def snapshot(result: PreviewResult) -> dict[str, Any]:
@@ -137,8 +162,11 @@ def summary_lines(result: PreviewResult) -> list[str]:
     for typ, count in sorted(Counter(r.type for r in recorded.resources).items()):
         lines.append(f"  {count:>4}  {typ}")
     for c in result.coverage:
-        lines.append(f"{c.target}: {c.allowed}/{c.enforced} enforced requirements allowed by what will be deployed "
-                     f"({c.rules_checked} rules checked, {c.extra} allowed beyond the matrix)")
+        if c.enforced or not (c.target == "kubernetes" and result.corporate_proxy):
+            lines.append(f"{c.target}: {c.allowed}/{c.enforced} enforced requirements allowed by what will be deployed "
+                         f"({c.rules_checked} rules checked, {c.extra} allowed beyond the matrix)")
+        # else: the kubernetes target deploys no egress proxy, only the cluster's proxy settings: the line below says what is unverified
+    lines.extend(line if line.startswith(" ") else f"kubernetes: {line}" for line in result.corporate_proxy)
     for warning in recorded.warnings:
         lines.append(f"warning: {warning}")
     counts = Counter((v.level, v.severity) for v in result.violations)
