@@ -105,3 +105,16 @@ def test_bad_rows_name_file_line_and_fix(text, message):
     with pytest.raises(LearnError) as caught:
         parse(text, "deny.csv")
     assert message in str(caught.value) and "Fix: " in str(caught.value) and str(caught.value).startswith("deny.csv")
+
+
+def test_logs_of_several_exports_group_together(project_copy, run_cli):
+    code, _, err, text = run_learn(run_cli, project_copy, STACK, "azure-deny.csv", "azure-deny-az.json")
+    assert code == 3, err
+    doc = proposals(text)
+    assert [log["format"] for log in doc["logs"]] == ["azure-csv", "azure-json"]
+    process = next(p for p in doc["proposals"] if p["destination"] == "process.datadoghq.eu")
+    assert process["evidence"]["denied"] == 3  # two lines of the CSV, one of the JSON: one group
+    assert [line["at"] for line in process["evidence"]["lines"]] == [
+        "logs/azure-deny-az.json:2", "logs/azure-deny.csv:2", "logs/azure-deny.csv:4"]
+    assert (process["evidence"]["first_seen"], process["evidence"]["last_seen"]) == ("2026-11-20T08:14:03.123456Z", "2026-11-21T07:00:00Z")
+    assert len(doc["proposals"]) == 8  # the CSV's seven and the JSON's payments database

@@ -47,6 +47,17 @@ def test_requests_and_tunnels():
     assert (read.records, read.allowed) == (4, 1)
 
 
+def test_credentials_in_a_logged_url_are_never_quoted(project_copy, run_cli):
+    (project_copy / "logs").mkdir()
+    (project_copy / "logs" / "access.log").write_text(
+        "1795176000.000      0 10.60.4.12 TCP_DENIED/403 3950 GET http://deploy:s3cr3t-token@mirror.example.com/x - HIER_NONE/- text/html\n")
+    code, out, err = run_cli("learn", "--stack", STACK, "logs/access.log", "--out", "p.yaml", "--project", str(project_copy), cwd=project_copy)
+    assert code == 3, err
+    written = (project_copy / "p.yaml").read_text()
+    assert "s3cr3t-token" not in written + out + err
+    assert proposals(written)["proposals"][0]["destination"] == "mirror.example.com"
+
+
 @pytest.mark.parametrize("line, message", [
     ("1795176000.000 0 10.60.4.12 TCP_DENIED/403 3950 CONNECT", "line 1: has 6 fields, Squid's native format has 10"),
     ("10.60.4.12 - - [20/Nov/2026:12:00:00 +0000] \"CONNECT a:443 HTTP/1.1\" 403 3950 TCP_DENIED:HIER_NONE",

@@ -45,7 +45,7 @@ def learn(catalog: Catalog, profile: Profile, stack: str, logs: list[tuple[Path,
     check_format(fmt)
     if not logs:
         raise LearnError("egress learn", None, "no log given", "pass one or more exported deny logs: egress learn --stack S LOG...")
-    reads = tuple(read_log(path, fmt, shown) for path, shown in logs)
+    reads = tuple(read_log(path, fmt, shown) for path, shown in dict.fromkeys(logs))  # a log named twice counts once
     flows = [flow for read in reads for flow in read.flows]
     rows, unresolved = candidates(catalog, profile), patterns(catalog, profile)
     judged = [(group, judge(group, rows, unresolved)) for group in group_flows(flows, profile)]

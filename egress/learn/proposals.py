@@ -19,7 +19,6 @@ from typing import Any
 import yaml
 
 from ..models import DEFAULT_PORTS, ROLES
-from ..profile import Profile
 from ..redact import redact
 from .candidates import Candidate
 from .flows import LogRead, iso
