@@ -29,6 +29,10 @@ from .stack_rules import SettingProblem, check_key, parse_setting
 PROJECT = "egress-matrix"
 # A Squid image pinned by digest (tests/data/squid_image.yaml says where the digest was published).
 DEFAULT_SQUID_IMAGE = "ubuntu/squid@sha256:6a097f68bae708cedbabd6188d68c7e2e7a38cedd05a176e1cc0ba29e3bbe029"
+# The probe Job's minimal Python image, pinned by digest: python:3.12.4-slim-bookworm as SlashNephy/m2ts-calendar's Dockerfile
+# pins it (commit 468feabe396107a950051756bbcf38b1a093a558; read there, not pulled here). Written without the tag: a
+# 'name:tag@' reads as user:password@ to the redaction of URLs. Override with probeImage.
+DEFAULT_PROBE_IMAGE = "python@sha256:d5f16749562233aa4bd26538771d76bf0dfd0a0ea7ea8771985e267451397ae4"
 
 ROLE_SOURCE_KEYS = {
     "nodes": "nodeSources",
@@ -215,6 +219,17 @@ class Profile(BaseModel):
                                                                "node-level clients (container runtime, OpenShift Proxy, KKP node settings) use this address.")
     egress_proxy_node_port: Optional[int] = Field(None, alias="egressProxyNodePort", ge=30000, le=32767,
                                                   description="Also expose the egress proxy on this NodePort (for node clients that cannot reach ClusterIPs).")
+    probe_job: bool = Field(False, alias="probeJob", description="Kubernetes: render the egress probe as a Job per role in probeRoles (a "
+                                                                  "ConfigMap with the agent and its plan, and the Job that runs it).")
+    probe_deploy: bool = Field(False, alias="probeDeploy", description="Also deploy the probe Jobs from the program (implies probeJob); a "
+                                                                        "failing probe fails the Job, which pulumi up reports.")
+    probe_roles: tuple[Role, ...] = Field(("nodes",), alias="probeRoles", min_length=1,
+                                          description="Roles the probe Job checks from inside the cluster: nodes (host network), control-plane, seed.")
+    probe_namespace: str = Field("egress-probe", alias="probeNamespace", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+                                 description="Namespace of the probe Jobs (created; privileged Pod Security level when the nodes role is probed, "
+                                             "which needs the host network).")
+    probe_image: str = Field(DEFAULT_PROBE_IMAGE, alias="probeImage", pattern=r"^[^\s@]+@sha256:[0-9a-f]{64}$", examples=[DEFAULT_PROBE_IMAGE],
+                             description="Minimal Python 3 image of the probe Job, pinned by digest (the agent needs the standard library only).")
     api_server_allowlist: Optional[Literal["kkp", "generic"]] = Field(
         None, alias="apiServerAllowlist",
         description="Kubernetes: restrict who reaches the API server: kkp (the user Cluster's spec.apiServerAllowedIPRanges) or generic "
@@ -575,6 +590,15 @@ class Profile(BaseModel):
             raise AddressError("a TLS-inspecting proxy re-signs every server certificate, which the cluster's clients refuse without its CA",
                                "set egress-matrix:proxyTrustedCa to the PEM CA certificate the proxy signs with")
         return value
+
+    @field_validator("probe_roles")
+    @classmethod
+    def _probe_roles_in_cluster(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        outside = [v for v in values if v in ("bastion", "workstation")]
+        if outside:
+            raise AddressError(f"'{outside[0]}' does not run inside the cluster, so a Job cannot probe from where it runs",
+                               f"run 'egress probe --role {outside[0]}' on the {outside[0]} itself, and keep probeRoles to nodes, control-plane, seed")
+        return values
 
     @field_validator("proxy_trusted_ca")
     @classmethod

@@ -34,7 +34,7 @@ class Servers:
     ntp_seen: list = field(default_factory=list)
 
 
-def test_ca(names: Iterable[str]) -> tuple[str, bytes, bytes]:
+def issue_certificates(names: Iterable[str]) -> tuple[str, bytes, bytes]:
     """(CA certificate PEM, server certificate PEM, server key PEM) for ``names``."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -117,7 +117,7 @@ def _ntp(sock: socket.socket, servers: Servers, stop: threading.Event) -> None:
 
 @contextmanager
 def serving(names: Iterable[str], lifetime: float = LIFETIME) -> Iterator[Servers]:
-    ca_pem, cert_pem, key_pem = test_ca(names)
+    ca_pem, cert_pem, key_pem = issue_certificates(names)
     with tempfile.TemporaryDirectory(prefix="egress-probe-test-") as tmp, ExitStack() as stack:
         cert, key = Path(tmp) / "server.crt", Path(tmp) / "server.key"
         cert.write_bytes(cert_pem)

@@ -22,8 +22,11 @@ from probe_servers import DEAD, serving
 AGENT = Path(agent.__file__)
 
 
+DIRECT = {"kkp": {"cluster_proxy": ()}}  # kkp's nodes use its corporate proxy: here they go direct (test_probe_squid goes through one)
+
+
 def _plan(name: str, role: str = "nodes", ca: str | None = None, **kwargs) -> dict:
-    catalog, profile, reqs = stack(name, **({"proxy_trusted_ca": ca} if ca else {}))
+    catalog, profile, reqs = stack(name, **DIRECT.get(name, {}), **({"proxy_trusted_ca": ca} if ca else {}))
     return build_plan(catalog, profile, reqs, role, **kwargs)
 
 
@@ -186,8 +189,9 @@ def test_cli_probe_table_and_markdown(run_cli, project_copy):
     names = {c["host"] for c in _plan("kkp")["checks"]}
     with serving(names - {"quay.io"}) as servers:
         ca = "".join(f"    {line}\n" for line in servers.ca_pem.splitlines())
-        with (project_copy / "stacks" / "Pulumi.kkp.yaml").open("a") as stack_file:
-            stack_file.write(f"  egress-matrix:proxyTrustedCa: |\n{ca}")
+        stack_file = project_copy / "stacks" / "Pulumi.kkp.yaml"
+        text = stack_file.read_text().replace("  egress-matrix:clusterProxy: [kkp]\n", "")
+        stack_file.write_text(text + f"  egress-matrix:proxyTrustedCa: |\n{ca}")
         plan = _plan("kkp")
         resolve = [f"--resolve={h}={ip}" for h, ip in _pins(plan, servers.address, {"quay.io"}).items()]
         code, out, err = run_cli("probe", "--stack", "kkp", "--timeout", "3", "--format", "md", *resolve, "--project", str(project_copy))

@@ -86,12 +86,11 @@ def check_plan(plan, source: str = "plan") -> dict:
         need(isinstance(check.get("port"), int) and 0 < check["port"] < 65536, f"checks[{n}].port", check.get("port"), "a port 1-65535")
         need(check.get("via", "direct") in ("direct", "proxy"), f"checks[{n}].via", check.get("via"), "direct or proxy")
         need(check.get("expect", "allow") in ("allow", "deny"), f"checks[{n}].expect", check.get("expect"), "allow or deny")
-        need(check.get("via", "direct") == "direct" or plan.get("proxy"), f"checks[{n}].via", "proxy", "the plan has no proxy")
-    proxy = plan.get("proxy")
-    if proxy:
-        url = urlsplit(str(proxy.get("url", "")))
-        need(url.scheme in ("http", "https") and url.hostname and not url.username, "proxy.url", "(see plan)",
-             "a proxy URL http(s)://host:port without credentials (they come from the environment variable proxy.credentials_env)")
+        if check.get("via", "direct") == "proxy":
+            url = urlsplit(str(check.get("proxy", "")))
+            need(url.scheme in ("http", "https") and url.hostname and not url.username and not url.password, f"checks[{n}].proxy", "(not shown)",
+                 "a proxy URL http(s)://host:port without credentials (they come from the environment variable proxy.credentials_env)")
+    need(isinstance(plan.get("proxy") or {}, dict), "proxy", type(plan.get("proxy")).__name__, "an object or null")
     for field in ("timeout", "total_timeout"):
         value = plan.get(field)
         need(value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 3600), field, value,
@@ -117,7 +116,6 @@ class Probe:
     def __init__(self, plan: dict, hosts: dict, timeout: float, deadline: float):
         self.plan, self.hosts, self.timeout, self.deadline = plan, hosts, timeout, deadline
         proxy = plan.get("proxy") or {}
-        self.proxy = urlsplit(proxy["url"]) if proxy.get("url") else None
         env = proxy.get("credentials_env")
         self._credentials = os.environ.get(env) if env else None  # never printed, never in a report
         self.ca_bundle = plan.get("ca_bundle") or None
@@ -183,11 +181,12 @@ class Probe:
         steps.append(_step("tls", True, f"SNI {host}, {tls.version()}", start))
         return tls
 
-    def via_proxy(self, steps: list) -> socket.socket:
-        port = self.proxy.port or (443 if self.proxy.scheme == "https" else 80)
-        sock = self.connect(self.proxy.hostname, port, steps, step="tcp")
-        if self.proxy.scheme == "https":
-            sock = self.tls(sock, self.proxy.hostname, steps, alpn=False)
+    def via_proxy(self, url: str, steps: list) -> socket.socket:
+        proxy = urlsplit(url)
+        port = proxy.port or (443 if proxy.scheme == "https" else 80)
+        sock = self.connect(proxy.hostname, port, steps, step="tcp")
+        if proxy.scheme == "https":
+            sock = self.tls(sock, proxy.hostname, steps, alpn=False)
         return sock
 
     def auth_header(self) -> str:
@@ -195,8 +194,8 @@ class Probe:
             return ""
         return f"Proxy-Authorization: Basic {base64.b64encode(self._credentials.encode()).decode()}\r\n"
 
-    def connect_tunnel(self, host: str, port: int, steps: list) -> socket.socket:
-        sock = self.via_proxy(steps)
+    def connect_tunnel(self, url: str, host: str, port: int, steps: list) -> socket.socket:
+        sock = self.via_proxy(url, steps)
         authority = _authority(host, port)
         start = time.monotonic()
         try:
@@ -261,15 +260,17 @@ class Probe:
 
     def run(self, check: dict) -> list:
         steps: list = []
+        tunnel = False
         host, port, protocol = check["host"], check["port"], check["protocol"]
         proxied = check.get("via") == "proxy"
         try:
             if protocol == "ntp":
                 self.ntp(host, port, steps)
             elif protocol == "http" and proxied:
-                self.http(self.via_proxy(steps), host, port, check.get("path") or "/", steps, absolute=True, tls=False)
+                self.http(self.via_proxy(check["proxy"], steps), host, port, check.get("path") or "/", steps, absolute=True, tls=False)
             else:
-                sock = self.connect_tunnel(host, port, steps) if proxied else self.connect(host, port, steps)
+                sock = self.connect_tunnel(check["proxy"], host, port, steps) if proxied else self.connect(host, port, steps)
+                tunnel = proxied  # from here on the proxy has let the flow through, whatever the server does
                 if protocol == "https":
                     path = check.get("path")
                     sock = self.tls(sock, host, steps, alpn=path is not None)
@@ -282,6 +283,8 @@ class Probe:
                 else:
                     sock.close()
         except StepError as exc:
+            if tunnel:
+                exc.answered = True
             return [steps, exc]
         return [steps, None]
 

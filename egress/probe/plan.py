@@ -8,8 +8,11 @@ the reason. Then the near misses that must be denied (HTTPS only: a refused CONN
 unambiguous, an HTTP status is not): a sibling of an exact host, an allowed host on a port the role does not have, a
 host no entry allows. None of them is covered by a requirement of the role (else it is left out).
 
-Direct only for now: which destinations go through the stack's proxy is egress/proxy_path.py's answer (another change);
-the agent already speaks CONNECT, and the plan's ``proxy`` block and each check's ``via`` carry it.
+Through the proxy or direct: egress/proxy_path.py's route for each requirement (the cluster proxy the role uses, after
+the noProxy the distribution really applies); a check through the proxy names its proxy URL (never credentials: the
+agent reads them from the environment variable the plan's ``proxy.credentials_env`` names). A route proxy_path calls
+unreachable (a TLS-inspecting proxy on a host that must not be inspected) is probed through the proxy all the same: the
+probe shows what really happens. A stack without a corporate proxy URL is probed direct.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from typing import Iterable, Mapping, Optional
 from ..errors import EgressError
 from ..models import ROLES, Catalog, Requirement
 from ..profile import Profile
+from ..proxy_path import DIRECT, ProxyPathError, judge, requirement_paths, setups
 from .agent import PLAN_VERSION, PlanError, check_plan
 
 # RFC 2606 §3 reserves example.com for documentation; IANA serves it over HTTPS, so a firewall that lets it through is
@@ -104,6 +108,22 @@ def _checks(req: Requirement, samples: Mapping[str, str]) -> tuple[Optional[dict
     return check, None
 
 
+def _routes(catalog: Catalog, profile: Profile, mine: list[Requirement], role: str):
+    """(requirement id -> (proxy URL or "", why), the setup the role uses or None)."""
+    try:
+        found = [s for s in setups(catalog, profile) if role in s.roles or role in profile.source_groups]
+    except ProxyPathError:
+        return {}, None
+    if not found:
+        return {}, None
+    setup = found[0]
+    routes = {}
+    for path in requirement_paths(catalog, profile, mine):
+        if path.kind == setup.kind and path.requirement is not None:
+            routes[id(path.requirement)] = ("" if path.route == DIRECT else path.proxy, path.reason if path.route != DIRECT else "")
+    return routes, setup
+
+
 def check_role(profile: Profile, role: str, reqs: Iterable[Requirement], source: str) -> list[Requirement]:
     known = [*ROLES, *sorted(profile.source_groups)]
     if role not in known:
@@ -123,12 +143,18 @@ def build_plan(catalog: Catalog, profile: Profile, reqs: Iterable[Requirement], 
     source = source or f"stack '{profile.stack}'"
     mine = check_role(profile, role, reqs, source)
     samples = {k.lower(): v.lower().rstrip(".") for k, v in (samples or {}).items()}
+    routes, setup = _routes(catalog, profile, mine, role)
     checks, skipped, seen = [], [], set()
     for req in mine:
         check, note = _checks(req, samples)
         if note is not None:
             skipped.append(note)
             continue
+        proxy, why = routes.get(id(req), ("", ""))
+        if proxy and check["protocol"] in ("http", "https"):
+            check.update(via="proxy", proxy=proxy)
+            if why:
+                check["why"] = why
         key = (check["protocol"], check["host"], check["port"], check.get("path"))
         if key in seen:  # the same flow for two requirements: once, with both entries
             same = next(c for c in checks if (c["protocol"], c["host"], c["port"], c.get("path")) == key)
@@ -137,10 +163,17 @@ def build_plan(catalog: Catalog, profile: Profile, reqs: Iterable[Requirement], 
         seen.add(key)
         checks.append(check)
     for miss in _near_misses(mine):
-        checks.append({"host": miss["host"], "port": miss["port"], "protocol": "https", "via": "direct", "expect": "deny", "entries": [],
-                       "why": miss["why"]})
+        check = {"host": miss["host"], "port": miss["port"], "protocol": "https", "via": "direct", "expect": "deny", "entries": [], "why": miss["why"]}
+        if setup is not None:
+            route, url, *_ = judge(setup, miss["host"], "fqdn", "https", miss["port"])
+            if route != DIRECT:
+                check.update(via="proxy", proxy=url)
+        checks.append(check)
+    proxied = any(c["via"] == "proxy" for c in checks)
+    proxy = {"credentials_env": CREDENTIALS_ENV if profile.has_secret("proxyCredentials") else None,
+             "inspects_tls": profile.proxy_inspects_tls} if proxied else None
     plan = {"version": PLAN_VERSION, "stack": profile.stack, "role": role, "timeout": timeout, "total_timeout": total_timeout,
-            "hosts": dict(sorted((hosts or {}).items())), "proxy": None, "ca_bundle": profile.proxy_trusted_ca,
+            "hosts": dict(sorted((hosts or {}).items())), "proxy": proxy, "ca_bundle": profile.proxy_trusted_ca,
             "checks": checks, "not_probed": skipped}
     try:
         return check_plan(plan, source)

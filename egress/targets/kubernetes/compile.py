@@ -5,6 +5,7 @@ from typing import Iterable, Optional
 
 from ...errors import EgressError
 from ...models import Catalog, Requirement, Strict
+from ...probe.job import ProbeJobPlan, compile_probe_jobs
 from ...profile import Profile
 from .api_allowlist import ApiAllowlistPlan, compile_api_allowlist
 from .cluster_proxy import ClusterProxyPlan, compile_cluster_proxy
@@ -16,6 +17,7 @@ class KubernetesPlan(Strict):
     egress_proxy: Optional[EgressProxyPlan] = None
     cluster_proxy: Optional[ClusterProxyPlan] = None
     api_allowlist: Optional[ApiAllowlistPlan] = None
+    probe: tuple[ProbeJobPlan, ...] = ()  # the egress probe Jobs (probeJob), one per role
 
 
 def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> list[Requirement]:
@@ -30,9 +32,10 @@ def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
 def compile_kubernetes(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> KubernetesPlan:
     try:
         proxy = compile_egress_proxy(catalog, profile, requirements) if profile.egress_proxy else None
-        if not (proxy or profile.cluster_proxy or profile.api_server_allowlist):
-            raise EgressError("target 'kubernetes' has nothing to do. Fix: set egress-matrix:egressProxy, clusterProxy or apiServerAllowlist")
-        return KubernetesPlan(egress_proxy=proxy,
+        probe = profile.probe_job or profile.probe_deploy
+        if not (proxy or profile.cluster_proxy or profile.api_server_allowlist or probe):
+            raise EgressError("target 'kubernetes' has nothing to do. Fix: set egress-matrix:egressProxy, clusterProxy, apiServerAllowlist or probeJob")
+        return KubernetesPlan(egress_proxy=proxy, probe=compile_probe_jobs(catalog, profile, requirements) if probe else (),
                               cluster_proxy=compile_cluster_proxy(catalog, profile, proxy.url if proxy else None, profile.has_secret("proxyCredentials"),
                                                                   requirements),
                               api_allowlist=compile_api_allowlist(profile))

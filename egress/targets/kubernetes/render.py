@@ -13,6 +13,7 @@ from .api_allowlist import generic_service, kkp_cluster_patch
 from .cluster_proxy import aks_http_proxy_config, kkp_seed_patch, kubeadm_proxy_env, openshift_proxy, openshift_trusted_ca
 from .compile import KubernetesPlan
 from .manifests import egress_proxy_objects
+from ...probe.job import probe_objects
 
 CREDENTIALS_NOTE = "# At deploy the proxy URLs carry the credentials of the secret egress-matrix:proxyCredentials (never rendered).\n"
 PATCH_NOTE = "# A server-side-apply patch of an object the platform owns: only these fields are set.\n"
@@ -36,6 +37,7 @@ def objects(plan: KubernetesPlan) -> list[tuple[dict, bool]]:
     if plan.api_allowlist:
         allowlist = plan.api_allowlist
         out.append((kkp_cluster_patch(allowlist), True) if allowlist.mode == "kkp" else (generic_service(allowlist), False))
+    out += [(o, False) for o in probe_objects(plan.probe)]
     return out
 
 

@@ -1,0 +1,116 @@
+"""The probe as a Kubernetes Job (pure): a ConfigMap with agent.py and the role's plan.json, and a Job that runs it.
+
+The ``nodes`` role's Job uses the host network: the firewall judges the nodes' own addresses (a pod's traffic may be
+NATed to them too, but a CNI with its own egress addresses would show the pod's), and the host's DNS (``dnsPolicy:
+Default``, the node's resolv.conf). Other in-cluster roles get a plain pod; ``control-plane`` is scheduled on a
+control-plane node (its well-known label and taint). A host-network pod is allowed only by the ``privileged`` Pod
+Security level (the baseline level forbids host namespaces: kubernetes.io/docs/concepts/security/pod-security-standards,
+"Host Namespaces", read 2026-11-24), so the probe's namespace is labelled privileged when a role needs it, restricted
+otherwise; the pod itself meets the restricted profile all the same (non-root, read-only root filesystem, no
+capabilities, RuntimeDefault seccomp, no service-account token).
+
+The pod prints its report as JSON (``kubectl logs job/egress-probe-nodes``); it exits 1 when a check fails, so the
+Job fails (backoffLimit 0: a probe is not retried until it passes) and the program's ``pulumi up`` shows it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Iterable
+
+from ..models import Catalog, Requirement, Strict
+from ..profile import Profile
+from .plan import CREDENTIALS_ENV, build_plan
+
+NAME = "egress-probe"
+LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "egress-matrix"}
+AGENT = Path(__file__).with_name("agent.py")
+MOUNT = "/probe"
+NOBODY = 65534  # the conventional unprivileged uid/gid ('nobody' in Debian's base-passwd, which the python images use)
+CREDENTIALS_SECRET = f"{NAME}-proxy-credentials"  # created by the program from proxyCredentials; never rendered
+IN_CLUSTER_ROLES = ("nodes", "control-plane", "seed")
+# kubernetes.io/docs/reference/labels-annotations-taints ("node-role.kubernetes.io/control-plane", read 2026-11-24)
+CONTROL_PLANE = "node-role.kubernetes.io/control-plane"
+
+
+class ProbeJobPlan(Strict):
+    role: str
+    namespace: str
+    image: str
+    host_network: bool
+    plan_json: str
+    agent: str
+    total_timeout: float
+    credentials: bool  # the plan goes through a proxy and the stack has proxyCredentials: the pod reads them from a Secret
+
+    @property
+    def name(self) -> str:
+        return f"{NAME}-{self.role}"
+
+    @property
+    def config_hash(self) -> str:
+        """On the pod template: a changed plan or agent replaces the Job (its template is immutable), so it runs again."""
+        return hashlib.sha256((self.agent + self.plan_json + self.image).encode()).hexdigest()[:16]
+
+
+def compile_probe_jobs(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> tuple[ProbeJobPlan, ...]:
+    reqs = list(requirements)
+    agent = AGENT.read_text(encoding="utf-8")
+    jobs = []
+    for role in profile.probe_roles:
+        plan = build_plan(catalog, profile, reqs, role, source=source or "egress-matrix:probeRoles")
+        jobs.append(ProbeJobPlan(role=role, namespace=profile.probe_namespace, image=profile.probe_image, host_network=role == "nodes",
+                                 plan_json=json.dumps(plan, indent=2, sort_keys=True) + "\n", agent=agent, total_timeout=plan["total_timeout"],
+                                 credentials=bool(plan["proxy"]) and profile.has_secret("proxyCredentials")))
+    return tuple(jobs)
+
+
+def namespace(jobs: tuple[ProbeJobPlan, ...]) -> dict:
+    level = "privileged" if any(j.host_network for j in jobs) else "restricted"
+    labels = {**LABELS, "pod-security.kubernetes.io/enforce": level, "pod-security.kubernetes.io/warn": "restricted"}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": jobs[0].namespace, "labels": labels}}
+
+
+def config_map(job: ProbeJobPlan) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": job.name, "namespace": job.namespace, "labels": dict(LABELS)},
+            "data": {"agent.py": job.agent, "plan.json": job.plan_json}}
+
+
+def job_object(job: ProbeJobPlan) -> dict:
+    labels = {**LABELS, "egress-matrix/probe-role": job.role}
+    env = [{"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}]
+    if job.credentials:
+        env.append({"name": CREDENTIALS_ENV, "valueFrom": {"secretKeyRef": {"name": CREDENTIALS_SECRET, "key": "credentials"}}})
+    container = {
+        "name": "probe", "image": job.image, "imagePullPolicy": "IfNotPresent",
+        "command": ["python3", "-I", f"{MOUNT}/agent.py", f"{MOUNT}/plan.json", "--format", "json"],
+        "env": env,
+        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"cpu": "500m", "memory": "128Mi"}},
+        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "runAsNonRoot": True,
+                            "runAsUser": NOBODY, "runAsGroup": NOBODY, "capabilities": {"drop": ["ALL"]},
+                            "seccompProfile": {"type": "RuntimeDefault"}},
+        "volumeMounts": [{"name": "probe", "mountPath": MOUNT, "readOnly": True}],
+    }
+    pod: dict = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "securityContext": {"runAsNonRoot": True, "runAsUser": NOBODY, "runAsGroup": NOBODY, "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [container],
+        "volumes": [{"name": "probe", "configMap": {"name": job.name}}],
+    }
+    if job.host_network:
+        pod.update(hostNetwork=True, dnsPolicy="Default")
+    if job.role == "control-plane":
+        pod["nodeSelector"] = {CONTROL_PLANE: ""}
+        pod["tolerations"] = [{"key": CONTROL_PLANE, "operator": "Exists", "effect": "NoSchedule"}]
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": job.name, "namespace": job.namespace, "labels": labels},
+            "spec": {"backoffLimit": 0, "ttlSecondsAfterFinished": 86400, "activeDeadlineSeconds": int(job.total_timeout) + 120,
+                     "template": {"metadata": {"labels": labels, "annotations": {"egress-matrix/probe-hash": job.config_hash}}, "spec": pod}}}
+
+
+def probe_objects(jobs: tuple[ProbeJobPlan, ...]) -> list[dict]:
+    if not jobs:
+        return []
+    return [namespace(jobs), *(obj for job in jobs for obj in (config_map(job), job_object(job)))]
