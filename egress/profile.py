@@ -221,8 +221,6 @@ class Profile(BaseModel):
                                                   description="Also expose the egress proxy on this NodePort (for node clients that cannot reach ClusterIPs).")
     probe_job: bool = Field(False, alias="probeJob", description="Kubernetes: render the egress probe as a Job per role in probeRoles (a "
                                                                   "ConfigMap with the agent and its plan, and the Job that runs it).")
-    probe_deploy: bool = Field(False, alias="probeDeploy", description="Also deploy the probe Jobs from the program (implies probeJob); a "
-                                                                        "failing probe fails the Job, which pulumi up reports.")
     probe_roles: tuple[Role, ...] = Field(("nodes",), alias="probeRoles", min_length=1,
                                           description="Roles the probe Job checks from inside the cluster: nodes (host network), control-plane, seed.")
     probe_namespace: str = Field("egress-probe", alias="probeNamespace", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",

@@ -32,7 +32,7 @@ def enforced(catalog: Catalog, profile: Profile, requirements: Iterable[Requirem
 def compile_kubernetes(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> KubernetesPlan:
     try:
         proxy = compile_egress_proxy(catalog, profile, requirements) if profile.egress_proxy else None
-        probe = profile.probe_job or profile.probe_deploy
+        probe = profile.probe_job
         if not (proxy or profile.cluster_proxy or profile.api_server_allowlist or probe):
             raise EgressError("target 'kubernetes' has nothing to do. Fix: set egress-matrix:egressProxy, clusterProxy, apiServerAllowlist or probeJob")
         return KubernetesPlan(egress_proxy=proxy, probe=compile_probe_jobs(catalog, profile, requirements) if probe else (),
