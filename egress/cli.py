@@ -310,6 +310,54 @@ def learn_command(
         sys.exit(PROPOSALS_EXIT)
 
 
+class ProxyExportFormat(str, Enum):
+    squid = "squid"
+    pac = "pac"
+    csv = "csv"
+    json = "json"
+
+
+@app.command("export")
+def export_command(
+    for_: Annotated[str, typer.Option("--for", help="proxy: what a corporate proxy the stack does not deploy must allow, what goes "
+                                            "direct, what it must not inspect; allowlists: this cluster's addresses other teams allowlist.")],
+    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    fmt: Annotated[ProxyExportFormat, typer.Option("--format", "-f", help="squid, pac, csv or json (--for allowlists: json only).")] = ProxyExportFormat.json,
+    pac_default: Annotated[str, typer.Option("--pac-default", help="PAC: the final line for what neither noProxy nor the list names: "
+                                             "proxy (as the cluster's clients do) or direct.")] = "proxy",
+    project: ProjectOption = None,
+) -> None:
+    """Lists for other teams: --for proxy (the stack's clusterProxy and httpProxy) gives the proxy team the destinations that
+    must traverse the proxy after noProxy (Squid, PAC, CSV or JSON, with URL paths and TLS-inspection exemptions), and the
+    firewall team what goes direct; --for allowlists the allowlist exports of `egress matrix` as JSON."""
+    import json
+
+    if for_ not in ("proxy", "allowlists"):
+        raise EgressError(f"--for '{for_}' is not a list egress export writes. Fix: use --for proxy (a corporate proxy's allowlist) or "
+                          "--for allowlists (this cluster's addresses for other teams' allowlists)")
+    proj = _project(project)
+    catalog, profile, reqs = proj.requirements(stack)
+    _warn_expiry(catalog)
+    if for_ == "allowlists":
+        if fmt is not ProxyExportFormat.json:
+            raise EgressError(f"--for allowlists has no --format {fmt.value}. Fix: use --format json")
+        _out(json.dumps(allowlist_exports(catalog, profile), indent=2) + "\n")
+        return
+    from .proxy_export import proxy_export, to_csv, to_json
+    from .proxy_export_squid import pac_file, squid_fragment
+
+    export = proxy_export(catalog, profile, reqs, str(proj.stack_file(stack).relative_to(proj.root)))
+    if fmt is ProxyExportFormat.squid:
+        roles = {r.role for r in export.traverse}
+        _out(squid_fragment(export, catalog, {role: profile.role_sources(role) for role in roles}))
+    elif fmt is ProxyExportFormat.pac:
+        _out(pac_file(export, pac_default))
+    elif fmt is ProxyExportFormat.csv:
+        _out(to_csv(export))
+    else:
+        _out(to_json(export))
+
+
 # install-config platform names -> the Infrastructure platform type the operator keys on
 _PLATFORM_TYPES = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "openstack": "OpenStack", "vsphere": "VSphere", "baremetal": "BareMetal",
                    "none": "None", "nutanix": "Nutanix", "ovirt": "oVirt", "ibmcloud": "IBMCloud", "powervs": "PowerVS", "external": "External"}
