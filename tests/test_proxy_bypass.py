@@ -204,3 +204,18 @@ def test_only_http_and_https_use_the_proxy_so_only_they_are_checked(protocol, ch
             check_direct_paths(catalog, plan, [vcenter], profile.no_proxy)
     else:
         check_direct_paths(catalog, plan, [vcenter], profile.no_proxy)  # UDP, and TCP that is not HTTP, connect directly
+
+
+@pytest.mark.parametrize("no_proxy", [(".corp.example.com",), ("vcenter.example.com",), (".example.com",), ("10.0.0.0/8",), (".vcenter.example.com",)])
+def test_the_check_agrees_with_the_paths_explain_and_export_show(no_proxy):
+    from egress.proxy_path import DIRECT, requirement_paths
+
+    catalog, profile, requirements = stack("openshift", no_proxy=no_proxy)
+    vcenter = [r for r in requirements if "openshift-vsphere-vcenter" in r.entry_ids]
+    (path,) = requirement_paths(catalog, profile, vcenter)
+    try:
+        compile_openshift(no_proxy=no_proxy)
+        refused = False
+    except DirectPathError:
+        refused = True
+    assert refused == (path.route != DIRECT)
