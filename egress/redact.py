@@ -33,6 +33,12 @@ _TOKEN = re.compile(r"[^\s'\"`]+")
 _GO_QUOTED = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
 _PEM_BLOCK = re.compile(r"-----BEGIN ([^-\r\n]+)-----.*?(?:-----END \1-----|\Z)", re.S)
 _PRIVATE = re.compile(r"(?i)private[ _-]?key|private-lines")
+# An OCI image reference without a registry, pinned by tag and digest: 'python:3.12-slim@sha256:<64 hex>'. Name
+# component and tag as distribution/reference's grammar (regexp.go, 727f80d4: nameComponent, tag `[\w][\w.-]{0,127}`);
+# the digest only as the OCI image spec registers it (descriptor.md 023b0770, "Registered algorithms": sha256 and sha512,
+# 64 and 128 lowercase hex digits), so that 'user:password@host:<digits>' (a mistyped port) stays masked: after the
+# '@' stands 'sha256', never a proxy host with a port. Punctuation around it is a sentence's.
+_IMAGE_DIGEST = re.compile(r"[(\[]*[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*:\w[\w.-]{0,127}@(?:sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})[,.;)\]]*\Z")
 
 
 def userinfo_span(value: str) -> Optional[tuple[int, int]]:
@@ -48,8 +54,11 @@ def userinfo_span(value: str) -> Optional[tuple[int, int]]:
     elif scheme and scheme.group(0)[:-1].lower() in _URL_SCHEMES:
         start = scheme.end()  # opaque: 'http:user:pass@proxy:3128'
     else:
-        # no scheme: 'user:password@host[:port]' (a colon before the '@', no '/': not an image digest or a path)
+        # no scheme: 'user:password@host[:port]' (a colon before the '@', no '/': not an image digest or a path), but not an
+        # image reference 'name:tag@sha256:<hex>': what follows its '@' is a digest, which no host[:port] is
         info = value[:at]
+        if _IMAGE_DIGEST.match(value):
+            return None
         return (0, at) if ":" in info and "/" not in info else None
     if at < start:
         return None
