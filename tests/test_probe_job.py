@@ -109,3 +109,13 @@ def _run_as_nobody(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert [r["host"] for r in report["results"] if r["status"] == "failed"] == ["quay.io"]
     assert sorted(p.name for p in mount.iterdir()) == ["agent.py", "plan.json"]  # nothing written next to them
+
+
+def test_render_summary_names_the_probe_jobs():
+    from egress.targets.kubernetes import summary
+
+    catalog, profile, reqs = stack("openshift", probe_job=True, probe_roles=("nodes", "control-plane"))
+    assert summary(compile_kubernetes(catalog, profile, reqs)).endswith(
+        "probe Job(s) in namespace egress-probe: egress-probe-nodes, egress-probe-control-plane")
+    catalog, profile, reqs = stack("openshift")
+    assert "probe" not in summary(compile_kubernetes(catalog, profile, reqs))

@@ -41,6 +41,8 @@ def summary(plan: KubernetesPlan) -> str:
         parts.append(f"cluster proxy: {', '.join(plan.cluster_proxy.kinds)}")
     if plan.api_allowlist:
         parts.append(f"API allowlist ({plan.api_allowlist.mode}): {len(plan.api_allowlist.effective)} range(s)")
+    if plan.probe:
+        parts.append(f"probe Job(s) in namespace {plan.probe[0].namespace}: {', '.join(j.name for j in plan.probe)}")
     lines = ["; ".join(parts), *left_out_lines("kubernetes", plan.egress_proxy.left_out if plan.egress_proxy else ())]
     if plan.api_allowlist:
         lines += [f"  warning: {w}" for w in plan.api_allowlist.warnings]
