@@ -12,7 +12,9 @@ Through the proxy or direct: egress/proxy_path.py's route for each requirement (
 the noProxy the distribution really applies); a check through the proxy names its proxy URL (never credentials: the
 agent reads them from the environment variable the plan's ``proxy.credentials_env`` names). A route proxy_path calls
 unreachable (a TLS-inspecting proxy on a host that must not be inspected) is probed through the proxy all the same: the
-probe shows what really happens. A stack without a corporate proxy URL is probed direct.
+probe shows what really happens. The stack's own egress proxy counts as the cluster proxy where the cluster proxy
+settings point at it (no httpProxy: its ClusterIP and port, with the same noProxy), and for a role it serves that no
+cluster proxy setting covers (egressProxyRoles: its HTTP and HTTPS, no noProxy). Anything else is probed direct.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from typing import Iterable, Mapping, Optional
 from ..errors import EgressError
 from ..models import ROLES, Catalog, Requirement
 from ..profile import Profile
-from ..proxy_path import DIRECT, ProxyPathError, judge, requirement_paths, setups
+from ..proxy_path import DIRECT, ProxyPathError, Setup, judge, no_inspection_of, setups
 from .agent import PLAN_VERSION, PlanError, check_plan
 
 # RFC 2606 §3 reserves example.com for documentation; IANA serves it over HTTPS, so a firewall that lets it through is
@@ -108,19 +110,44 @@ def _checks(req: Requirement, samples: Mapping[str, str]) -> tuple[Optional[dict
     return check, None
 
 
+def egress_proxy_url(profile: Profile) -> Optional[str]:
+    """The stack's own egress proxy as node-level clients reach it: its fixed ClusterIP (EgressProxyPlan.url), or None."""
+    address = profile.egress_proxy_cluster_ip
+    if not profile.egress_proxy or not address:
+        return None
+    return f"http://{f'[{address}]' if ':' in address else address}:{profile.egress_proxy_port}"
+
+
+def _setups(catalog: Catalog, profile: Profile) -> tuple:
+    """The cluster proxies the role's clients are given. Without httpProxy/httpsProxy the cluster proxy settings point at
+    the stack's own egress proxy (compile_cluster_proxy: ``httpProxy or`` the egress proxy's URL), with the same noProxy:
+    proxy_path judges that setup as it would a corporate proxy at that URL."""
+    own = egress_proxy_url(profile)
+    if own and profile.cluster_proxy and not (profile.http_proxy or profile.https_proxy):
+        profile = profile.model_copy(update={"http_proxy": own})
+    try:
+        return setups(catalog, profile)
+    except ProxyPathError:
+        return ()
+
+
 def _routes(catalog: Catalog, profile: Profile, mine: list[Requirement], role: str):
     """(requirement id -> (proxy URL or "", why), the setup the role uses or None)."""
-    try:
-        found = [s for s in setups(catalog, profile) if role in s.roles or role in profile.source_groups]
-    except ProxyPathError:
-        return {}, None
+    found = [s for s in _setups(catalog, profile) if role in s.roles or role in profile.source_groups]
+    own = egress_proxy_url(profile)
+    if not found and own and role in profile.enforced(profile.egress_proxy_roles):
+        # A role the egress proxy serves that no cluster proxy setting covers (the seed, a source group without
+        # clusterProxy): its HTTP and HTTPS clients are pointed at the proxy by hand (egressProxyUrl); nothing applies a
+        # noProxy to them, and a protocol a forward proxy cannot carry goes direct (proxy_path.judge).
+        found = [Setup("kubeadm", (role,), own, own, (), {}, False)]
     if not found:
         return {}, None
     setup = found[0]
     routes = {}
-    for path in requirement_paths(catalog, profile, mine):
-        if path.kind == setup.kind and path.requirement is not None:
-            routes[id(path.requirement)] = ("" if path.route == DIRECT else path.proxy, path.reason if path.route != DIRECT else "")
+    for req in mine:  # as proxy_path.requirement_paths judges each requirement for this setup
+        route, url, _, reason, _ = judge(setup, req.destination, req.kind, req.protocol, req.ports[0].start if req.ports else 443,
+                                         no_inspection_of(catalog, req))
+        routes[id(req)] = ("", "") if route == DIRECT else (url, reason)
     return routes, setup
 
 
