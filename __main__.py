@@ -46,6 +46,7 @@ except EgressError as exc:
 # Firewall resources refuse replacement and deletion in the real engine unless the stack plans a migration: a policy
 # pack cannot see the old state, protect can (README, "Migrations").
 protect = not profile.allow_firewall_replacement
+firewall_components = []  # what the probe Jobs run after (probeDeploy)
 
 pulumi.export("requirementCount", len(requirements))
 pulumi.export("requirements", [requirement_json(r) for r in requirements])
@@ -74,6 +75,7 @@ if "azure" in plans:
             raise pulumi.RunError(f"{type(exc).__name__}: Pulumi config of stack '{stack}': {exc}") from None
     firewall = AzureFirewallEgress("egress", azure, resource_group_name=profile.azure_resource_group, location=profile.location,
                                    policy_provider=provider, protect=protect)
+    firewall_components.append(firewall)
     pulumi.export("azureFirewallPolicyId", firewall.policy_id)
     pulumi.export("azureRuleCollectionGroups", firewall.rule_collection_groups)
     pulumi.export("azureRuleCounts", firewall.rule_counts)
@@ -104,6 +106,7 @@ if "aws" in plans:
         pulumi.log.warn(warning)
     firewall = AwsNetworkFirewallEgress("egress-aws-firewall", aws_plan, protect=protect)
     security_groups = AwsSecurityGroupEgress("egress-aws-security-groups", aws_plan, vpc_id=profile.aws_vpc_id, protect=protect)
+    firewall_components += [firewall, security_groups]
     pulumi.export("awsRuleGroupArns", firewall.rule_group_arns)
     # For a policy the stack does not create: what it must reference, in this order.
     pulumi.export("awsRuleGroupReferences", firewall.rule_group_references)
@@ -117,16 +120,25 @@ if "kubernetes" in plans:
     k8s_plan = plans["kubernetes"]
     if k8s_plan.egress_proxy:
         egress_proxy = EgressProxy("egress-proxy", k8s_plan.egress_proxy, protect=protect)
+        firewall_components.append(egress_proxy)
         pulumi.export("egressProxyUrl", egress_proxy.url)
         pulumi.export("egressProxyNotProxied", [f"{n.requirement}: {n.reason}" for n in k8s_plan.egress_proxy.not_proxied])
     if k8s_plan.cluster_proxy:
         cluster_proxy = ClusterProxy("cluster-proxy", k8s_plan.cluster_proxy, credentials=secrets["proxyCredentials"], protect=protect)
+        firewall_components.append(cluster_proxy)
         # What the operator will compute, so users see it before applying; no credentials in it.
         pulumi.export("openshiftStatusNoProxy", cluster_proxy.openshift_status_no_proxy)
         if cluster_proxy.aks_http_proxy_config is not None:
             pulumi.export("aksHttpProxyConfig", cluster_proxy.aks_http_proxy_config)
     if k8s_plan.api_allowlist:
         allowlist = ApiServerAllowlist("api-server-allowlist", k8s_plan.api_allowlist, protect=protect)
+        firewall_components.append(allowlist)
         pulumi.export("apiServerEffectiveSourceRanges", allowlist.effective_source_ranges)
         for warning in k8s_plan.api_allowlist.warnings:
             pulumi.log.warn(warning)
+    if k8s_plan.probe and profile.probe_deploy:
+        from components.kubernetes_probe import EgressProbe
+
+        # After every firewall resource of the stack: the probe checks what this update applied. Not awaited: read its log.
+        EgressProbe("egress-probe", k8s_plan.probe, credentials=secrets["proxyCredentials"], after=firewall_components)
+        pulumi.export("probeJobs", [f"kubectl logs -n {job.namespace} job/{job.name}" for job in k8s_plan.probe])

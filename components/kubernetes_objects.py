@@ -18,6 +18,7 @@ TYPED = {
     ("v1", "Secret"): k8s.core.v1.Secret,
     ("v1", "Service"): k8s.core.v1.Service,
     ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
+    ("batch/v1", "Job"): k8s.batch.v1.Job,
     ("policy/v1", "PodDisruptionBudget"): k8s.policy.v1.PodDisruptionBudget,
     ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
 }

@@ -228,6 +228,9 @@ class Profile(BaseModel):
                                              "which needs the host network).")
     probe_image: str = Field(DEFAULT_PROBE_IMAGE, alias="probeImage", pattern=r"^[^\s@]+@sha256:[0-9a-f]{64}$", examples=[DEFAULT_PROBE_IMAGE],
                              description="Minimal Python 3 image of the probe Job, pinned by digest (the agent needs the standard library only).")
+    probe_deploy: bool = Field(False, alias="probeDeploy", description="Kubernetes: the program also deploys the probe Jobs probeJob renders, "
+                                                                        "after the firewall resources; not awaited (a failing probe never fails "
+                                                                        "the update): read kubectl logs job/egress-probe-<role>.")
     api_server_allowlist: Optional[Literal["kkp", "generic"]] = Field(
         None, alias="apiServerAllowlist",
         description="Kubernetes: restrict who reaches the API server: kkp (the user Cluster's spec.apiServerAllowedIPRanges) or generic "
@@ -587,6 +590,14 @@ class Profile(BaseModel):
         if value and "proxy_trusted_ca" in info.data and not info.data["proxy_trusted_ca"]:
             raise AddressError("a TLS-inspecting proxy re-signs every server certificate, which the cluster's clients refuse without its CA",
                                "set egress-matrix:proxyTrustedCa to the PEM CA certificate the proxy signs with")
+        return value
+
+    @field_validator("probe_deploy")
+    @classmethod
+    def _probe_deploy_needs_job(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and not info.data.get("probe_job"):
+            raise AddressError("probeDeploy deploys the probe Jobs that probeJob renders, and probeJob is not on",
+                               "set egress-matrix:probeJob: true as well, or remove probeDeploy")
         return value
 
     @field_validator("probe_roles")

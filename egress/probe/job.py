@@ -10,7 +10,8 @@ otherwise; the pod itself meets the restricted profile all the same (non-root, r
 capabilities, RuntimeDefault seccomp, no service-account token).
 
 The pod prints its report as JSON (``kubectl logs job/egress-probe-nodes``); it exits 1 when a check fails, so the
-Job fails (backoffLimit 0: a probe is not retried until it passes) and the program's ``pulumi up`` shows it.
+Job fails (backoffLimit 0: a probe is not retried until it passes). With probeDeploy the program creates these objects
+(components/kubernetes_probe.py) without awaiting the Job: a failing probe never fails the firewall update.
 """
 from __future__ import annotations
 
@@ -108,6 +109,15 @@ def job_object(job: ProbeJobPlan) -> dict:
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": job.name, "namespace": job.namespace, "labels": labels},
             "spec": {"backoffLimit": 0, "ttlSecondsAfterFinished": 86400, "activeDeadlineSeconds": int(job.total_timeout) + 120,
                      "template": {"metadata": {"labels": labels, "annotations": {"egress-matrix/probe-hash": job.config_hash}}, "spec": pod}}}
+
+
+def credentials_secret(jobs: tuple[ProbeJobPlan, ...]) -> dict | None:
+    """The Secret a Job reads proxy credentials from (key ``credentials``), without its data: only the program creates it,
+    from the secret proxyCredentials; ``egress render`` never writes it (a kubectl user creates it by hand)."""
+    if not any(j.credentials for j in jobs):
+        return None
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": CREDENTIALS_SECRET, "namespace": jobs[0].namespace, "labels": dict(LABELS)},
+            "type": "Opaque"}
 
 
 def probe_objects(jobs: tuple[ProbeJobPlan, ...]) -> list[dict]:
