@@ -29,10 +29,12 @@ from .stack_rules import SettingProblem, check_key, parse_setting
 PROJECT = "egress-matrix"
 # A Squid image pinned by digest (tests/data/squid_image.yaml says where the digest was published).
 DEFAULT_SQUID_IMAGE = "ubuntu/squid@sha256:6a097f68bae708cedbabd6188d68c7e2e7a38cedd05a176e1cc0ba29e3bbe029"
-# The probe Job's minimal Python image, pinned by digest: python:3.12.4-slim-bookworm as SlashNephy/m2ts-calendar's Dockerfile
-# pins it (commit 468feabe396107a950051756bbcf38b1a093a558; read there, not pulled here). Written without the tag: a
-# 'name:tag@' reads as user:password@ to the redaction of URLs. Override with probeImage.
-DEFAULT_PROBE_IMAGE = "python@sha256:d5f16749562233aa4bd26538771d76bf0dfd0a0ea7ea8771985e267451397ae4"
+# The probe Job's minimal Python image, pinned by digest as Mend Renovate keeps it in GoogleCloudPlatform/microservices-demo
+# (src/shoppingassistantservice/Dockerfile, Renovate's commit 621462daf4b475e4362181dfa3afcbb55a6cf789 of 2026-07-08, still
+# so at 34ffea9175946982c3088ed84994fe6019ad6e92). Renovate pins a tag's manifest-list digest (renovate 24.28.2, #8428: "accept
+# manifest lists for digests"), and that Dockerfile pulls it for whatever --platform=$BUILDPLATFORM the builder has. Read
+# there, not pulled here. The agent needs the standard library only. Override with probeImage.
+DEFAULT_PROBE_IMAGE = "python:3.14.6-slim@sha256:b877e50bd90de10af8d82c57a022fc2e0dc731c5320d762a27986facfc3355c1"
 
 ROLE_SOURCE_KEYS = {
     "nodes": "nodeSources",
