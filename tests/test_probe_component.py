@@ -131,3 +131,26 @@ def test_the_program_deploys_the_probe_only_when_asked_and_after_the_firewall(de
     # the SDK expands a component dependency to its children: the namespace waits for every firewall object
     children = {r["urn"] for r in registrations if r["parent"] in firewall}
     assert len(children) == 7 and set(namespace["dependencies"]) == children
+
+
+def test_probe_objects_are_not_firewall_resources_in_the_preview(tmp_path):
+    """With probeDeploy on the dev stack, the preview (egress diff's view) still protects exactly the firewall resources:
+    the probe's Namespace, ConfigMaps and Jobs are registered unprotected, and none is a kind egress diff guards."""
+    from egress.project import open_project
+    from egress_preview.dangers import FIREWALL_KINDS
+    from egress_preview.preview import preview, snapshot
+    from project_tree import copy_project
+
+    project = copy_project(tmp_path)
+    stack_file = project / "stacks" / "Pulumi.dev.yaml"
+    text = stack_file.read_text()
+    assert "  egress-matrix:targets:" in text
+    stack_file.write_text(text.replace("  egress-matrix:targets:", "  egress-matrix:probeJob: true\n  egress-matrix:probeDeploy: true\n"
+                                       "  egress-matrix:probeRoles: [nodes, seed]\n  egress-matrix:targets:", 1))
+    resources = snapshot(preview(open_project(project), "dev"))["resources"]
+    probe = [r for r in resources if "egress-probe" in r["name"]]
+    assert sorted(r["type"] for r in probe) == ["egress:kubernetes:EgressProbe", "kubernetes:batch/v1:Job", "kubernetes:batch/v1:Job",
+                                                "kubernetes:core/v1:ConfigMap", "kubernetes:core/v1:ConfigMap", "kubernetes:core/v1:Namespace"]
+    assert not any(r["protect"] for r in probe) and not any(r["type"] in FIREWALL_KINDS for r in probe)
+    protected = {(r["type"], r["name"]) for r in resources if r["protect"]}
+    assert protected == {(r["type"], r["name"]) for r in resources if r["type"] in FIREWALL_KINDS} and len(protected) == 15
