@@ -88,6 +88,8 @@ def _corporate_proxy(resolved: tuple) -> list[str]:
         count = Counter(p.route for p in paths if p.kind == setup.kind)
         lines += [f"path through the corporate proxy not verified offline ({setup.label} -> {setup.https_proxy or setup.http_proxy})",
                   f"  {count[PROXY]} requirement path(s) of {'/'.join(setup.roles)} must traverse it: its allowlist is egress export --for proxy",
+                  *([f"  {len(profile.proxy_readiness_endpoints)} readiness endpoint(s) the network operator probes through it whatever noProxy says"]
+                    if setup.kind == "openshift" and profile.proxy_readiness_endpoints else []),
                   f"  {count[DIRECT]} go direct ({setup.list_name}, or not HTTP): the firewall must allow them"]
         if count[UNREACHABLE]:
             lines.append(f"  {count[UNREACHABLE]} fail until the proxy exempts them from TLS inspection (egress export --for proxy lists them)")

@@ -18,6 +18,8 @@ def test_openshift_preview_says_the_corporate_proxy_path_is_not_verified(run_cli
     assert block == [
         "kubernetes: path through the corporate proxy not verified offline (OpenShift cluster Proxy -> http://proxy.corp.example.com:3128)",
         "  23 requirement path(s) of nodes/control-plane must traverse it: its allowlist is egress export --for proxy",
+        # proxyReadinessEndpoints http and https www.redhat.com: the export's traverse list has these two more (25)
+        "  2 readiness endpoint(s) the network operator probes through it whatever noProxy says",
         # three NTP pools (UDP: no forward proxy carries it) and vCenter (in noProxy, as the vSphere install docs require)
         "  4 go direct (status.noProxy, or not HTTP): the firewall must allow them",
         "  egress probe checks these paths from where each role runs",
