@@ -50,6 +50,21 @@ def _differences(catalog: Catalog, on: datetime.date) -> list[str]:
     return lines + _retirements(catalog, on)
 
 
+def _proxy_paths(catalog: Catalog) -> list[str]:
+    """Rows a cluster proxy must leave alone: reached directly (noProxy must cover them) or never TLS-inspected."""
+    lines = ["", "## Paths through a cluster proxy", "",
+             "Destinations a vendor says the cluster reaches **directly** (a stack whose cluster proxy noProxy does not cover",
+             "them is refused), and destinations a TLS-inspecting proxy must **not inspect** (`egress export --for proxy` lists",
+             "both for the stack).", "",
+             "| id | destination | path | why | citation |", "|---|---|---|---|---|"]
+    for entry in catalog.entries:
+        for path, said in (("direct (in noProxy)", entry.direct), ("no TLS inspection", entry.no_tls_inspection)):
+            if said is not None:
+                why = said.because if path.startswith("direct") else said.reason
+                lines.append("| " + " | ".join(_cell(x) for x in (entry.id, f"`{entry.destination}`", path, why, _cited(catalog, said.citation))) + " |")
+    return lines + [""]
+
+
 JUDGED_ON = "Retirement dates judged on"
 
 
@@ -195,6 +210,7 @@ def matrix_markdown(catalog: Catalog, on: Optional[datetime.date] = None) -> str
                 alternatives or "—", purpose, citation)) + " |")
         lines.append("")
     lines += _differences(catalog, on)
+    lines += _proxy_paths(catalog)
     lines += ["## Host expansions", "",
               "A requirement whose host is listed here brings the further hosts a pull or download really touches.", "",
               "| host | implies | note | citation |", "|---|---|---|---|"]
