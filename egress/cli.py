@@ -302,6 +302,7 @@ def learn_command(
     from .learn import PROPOSALS_EXIT, check_out, learn
 
     catalog, profile, _ = _project(project).requirements(stack)
+    _warn_expiry(catalog)  # an expired own entry may be why a flow is denied now
     check_out(out)
     learned = learn(catalog, profile, stack, [(path, str(path)) for path in logs or []], fmt)
     out.write_text(learned.yaml, encoding="utf-8")

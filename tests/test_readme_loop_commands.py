@@ -35,3 +35,11 @@ def test_readme_command_runs(command, run_cli, tmp_path, monkeypatch):
     code, out, err = run_cli(*args, cwd=ROOT)
     assert code == EXIT.get(args[0], 0), (command, err)
     assert out.strip()
+
+
+def test_learn_warns_about_an_expired_own_entry(run_cli, tmp_path, monkeypatch):
+    """An own entry that expired is a likely reason a flow is denied now: learn says so, as the other commands do."""
+    monkeypatch.setenv("EGRESS_TODAY", "2027-07-01")  # aks-contoso's stack/pagerduty-events expired on 2027-06-30
+    code, out, err = run_cli("learn", "--stack", "aks-contoso", "tests/data/learn/azure-deny.csv", "--out", str(tmp_path / "p.yaml"), cwd=ROOT)
+    assert code == 3, err
+    assert "warning" in err and "stack/pagerduty-events" in err
