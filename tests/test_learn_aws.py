@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from egress.learn import aws
 from egress.learn.aws import parse
 from egress.learn.flows import LearnError
 from learn_support import DATA, expected, proposals, run_learn
@@ -30,7 +31,8 @@ def test_alert_log_gives_exact_proposals(project_copy, run_cli):
     assert github["evidence"]["addresses"] == ["192.0.2.6"]  # the SNI names the host, dest_ip is kept as evidence
     assert doc["proposals"][1]["turn_on"][0]["add"] == {"egress-matrix:features": ["kkp-anexia"]}
     assert [f["destination"] for f in doc["findings"]] == ["security.ubuntu.com", "ghcr.io"]  # http.hostname and tls.sni
-    assert doc["logs"][0] == {"file": "logs/nfw-alert.log", "format": "aws-nfw", "records": 8, "denied": 6, "allowed": 1, "ignored": 1}
+    assert doc["logs"][0] == {"file": "logs/nfw-alert.log", "format": "aws-nfw", "records": 8, "denied": 6, "allowed": 1, "ignored": 1,
+                              "ignored_because": [{"reason": aws.NOT_ALERT, "records": 1, "lines": ["logs/nfw-alert.log:4"]}]}
 
 
 def test_gzip_objects_from_s3_are_read_as_they_are(project_copy, run_cli):

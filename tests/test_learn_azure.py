@@ -7,6 +7,7 @@ import datetime
 import pytest
 import yaml
 
+from egress.learn import azure
 from egress.learn.azure import parse
 from egress.learn.flows import LearnError, parse_time
 from learn_support import expected, proposals, run_learn
@@ -37,7 +38,8 @@ def test_csv_export_gives_exact_proposals(project_copy, run_cli):
     assert [m["kind"] for m in by_destination["api.stripe.com"]["near_misses"]] == ["another source"]
     assert doc["findings"][0]["allowed_by"] == ["payments/stripe-api"]  # the payments pool may: the firewall lags the stack
     assert doc["unknown_sources"][0]["evidence"]["sources"] == ["192.168.7.7"]
-    assert doc["logs"] == [{"file": "logs/azure-deny.csv", "format": "azure-csv", "records": 13, "denied": 10, "allowed": 2, "ignored": 1}]
+    assert doc["logs"] == [{"file": "logs/azure-deny.csv", "format": "azure-csv", "records": 13, "denied": 10, "allowed": 2, "ignored": 1,
+                            "ignored_because": [{"reason": azure.NO_ROW, "records": 1, "lines": ["logs/azure-deny.csv:13"]}]}]
 
 
 def test_az_cli_json_gives_exact_proposals(project_copy, run_cli):

@@ -62,8 +62,6 @@ def test_credentials_in_a_logged_url_are_never_quoted(project_copy, run_cli):
     ("1795176000.000 0 10.60.4.12 TCP_DENIED/403 3950 CONNECT", "line 1: has 6 fields, Squid's native format has 10"),
     ("10.60.4.12 - - [20/Nov/2026:12:00:00 +0000] \"CONNECT a:443 HTTP/1.1\" 403 3950 TCP_DENIED:HIER_NONE",
      "does not start like Squid's native format"),
-    ("1795176000.000 0 10.60.4.12 TCP_DENIED/403 3950 CONNECT a.example.com - HIER_NONE/- text/html", "CONNECT target 'a.example.com' has no port"),
-    ("1795176000.000 0 10.60.4.12 TCP_DENIED/403 3950 GET ftp://a.example.com/ - HIER_NONE/- text/html", "is not http:// or https://"),
 ])
 def test_bad_lines_name_file_line_and_fix(line, message):
     with pytest.raises(LearnError) as caught:

@@ -6,15 +6,18 @@ Record shape (docs.aws.amazon.com/network-firewall/latest/developerguide/firewal
 JSON, whose alert events carry ``event_type: alert``, ``src_ip``, ``dest_ip``, ``dest_port``, ``proto``, ``app_proto``,
 ``alert.action`` ('allowed' or 'blocked'), and for TLS ``tls.sni``, for HTTP ``http.hostname`` (Suricata's EVE JSON
 format, OISF/suricata doc/userguide/output/eve/eve-json-format.rst). Flow (``netflow``) and TLS-engine (``tls``) events
-are not alerts: counted as ignored.
+are not alerts: counted as ignored. The SNI and Host are what the client sent: an alert naming no usable host (``*``,
+``*.x``, markup) is counted as ignored with the reason (flows.logged_host), never proposed.
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from .flows import DOCS, Flow, LearnError, LogRead, check_ip, check_port, epoch, evidence, host_name, parse_time
+from .flows import DOCS, Flow, LearnError, LogRead, Unusable, check_ip, check_port, epoch, evidence, is_ip, logged_host, parse_time
 
+NOT_ALERT = "not an alert event (flow and TLS-engine events say nothing about a denial)"
+NO_ROW = "a protocol other than TCP or UDP (ICMP...): the matrix has no row for it"
 _FIX = f"give the alert log as Network Firewall writes it, one JSON record per line ({DOCS})"
 
 
@@ -33,7 +36,7 @@ def parse(text: str, shown: str) -> LogRead:
         event: dict[str, Any] = record["event"]
         alert = event.get("alert")
         if event.get("event_type") != "alert" or not isinstance(alert, dict):
-            read.ignored += 1
+            read.ignore(NOT_ALERT, number)
             continue
         action = str(alert.get("action", ""))
         if action == "allowed":
@@ -46,13 +49,18 @@ def parse(text: str, shown: str) -> LogRead:
                 raise LearnError(shown, number, f"the alert has no event.{key}", _FIX)
         protocol = _protocol(event)
         if protocol is None:
-            read.ignored += 1
+            read.ignore(NO_ROW, number)
+            continue
+        try:
+            host = _host(event)
+        except Unusable as skip:
+            read.ignore(skip.reason, number)
             continue
         fix = f"correct the line; {_FIX}"
         time = parse_time(str(event.get("timestamp", ""))) or epoch(record.get("event_timestamp"))
         read.flows.append(Flow(
             file=shown, line=number, text=evidence(line), time=time,
-            source=check_ip(str(event["src_ip"]), shown, number, "event.src_ip", fix), host=_host(event),
+            source=check_ip(str(event["src_ip"]), shown, number, "event.src_ip", fix), host=host,
             address=check_ip(str(event["dest_ip"]), shown, number, "event.dest_ip", fix),
             port=check_port(event["dest_port"], shown, number, "event.dest_port", fix), protocol=protocol,
         ))
@@ -65,7 +73,9 @@ def _section(event: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def _host(event: dict[str, Any]) -> str:
-    return host_name(str(_section(event, "tls").get("sni") or _section(event, "http").get("hostname") or ""))
+    """The name the client sent ('' for none, or an address: dest_ip is the address)."""
+    host = logged_host(str(_section(event, "tls").get("sni") or _section(event, "http").get("hostname") or ""))
+    return "" if is_ip(host) else host
 
 
 def _protocol(event: dict[str, Any]) -> str | None:

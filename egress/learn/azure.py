@@ -19,11 +19,13 @@ import csv
 import json
 from typing import Any, Iterator
 
-from .flows import DOCS, Flow, LearnError, LogRead, check_ip, check_port, evidence, host_name, is_ip, parse_time
+from .flows import DOCS, Flow, LearnError, LogRead, Unusable, check_ip, check_port, evidence, is_ip, logged_host, parse_time
 
 NEEDED = ("TimeGenerated", "Action", "SourceIp", "DestinationPort", "Protocol")
 DESTINATIONS = ("Fqdn", "DestinationIp")
 _FIX = f"export with the KQL query in {DOCS} (it projects {', '.join(NEEDED)}, Fqdn and DestinationIp)"
+NOT_DENY = "an Action other than Allow or Deny"
+NO_ROW = "a protocol other than HTTP, HTTPS, TCP or UDP (ICMP...): the matrix has no row for it"
 _PROTOCOLS = {"http": "http", "https": "https", "tcp": "tcp", "udp": "udp"}
 
 
@@ -101,10 +103,15 @@ def _read(rows: Iterator[tuple[int, dict[str, str], str]], shown: str, fmt: str)
             continue
         protocol = _PROTOCOLS.get(_value(row, "Protocol").lower())
         if action != "deny" or protocol is None:  # e.g. an ICMP network rule: no matrix row is about it
-            read.ignored += 1
+            read.ignore(NOT_DENY if action != "deny" else NO_ROW, line)
             continue
         fix = f"correct the line or export it again; {_FIX}"
-        fqdn, address = host_name(_value(row, "Fqdn")), _value(row, "DestinationIp")
+        try:
+            fqdn = logged_host(_value(row, "Fqdn"))  # the SNI or Host the client sent
+        except Unusable as skip:
+            read.ignore(skip.reason, line)
+            continue
+        address = _value(row, "DestinationIp")
         if fqdn and is_ip(fqdn):
             fqdn, address = "", fqdn
         if not fqdn and not address:

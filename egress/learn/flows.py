@@ -2,8 +2,10 @@
 
 A parser reads one file and returns a ``LogRead``: the denied flows (source IP, destination host and/or address, port,
 protocol), how many records were allowed (skipped, counted) and how many were of no concern (another event type, a
-protocol the matrix has no row for). A record it cannot read stops it with one ``LearnError`` naming the file, the line
-and the fix: a half-read log would propose from half the evidence.
+protocol the matrix has no row for, a host no client really connects to), each with its reason. A record it cannot
+read stops it with one ``LearnError`` naming the file, the line and the fix: a half-read log would propose from half
+the evidence. What a client chose (the SNI, Host, CONNECT target or URL it sent) never stops a run: any pod can send
+anything, so a record naming no usable host is counted as ignored with the reason, never proposed and never fatal.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..addresses import AddressError, check_ascii, parse_domain
 from ..errors import EgressError
 from ..redact import redact
 
@@ -55,12 +58,35 @@ class LogRead:
     format: str
     records: int = 0
     allowed: int = 0  # allowed records: skipped, only counted
-    ignored: int = 0  # records of no concern here (other event types, protocols without a matrix row)
+    ignored: int = 0  # records of no concern here (other event types, protocols without a matrix row, unusable hosts)
     flows: list[Flow] = field(default_factory=list)
+    because: dict[str, list[int]] = field(default_factory=dict)  # why records were ignored: reason -> line numbers
 
     @property
     def denied(self) -> int:
         return len(self.flows)
+
+    def ignore(self, reason: str, line: int) -> None:
+        self.ignored += 1
+        self.because.setdefault(reason, []).append(line)
+
+
+class Unusable(Exception):
+    """A record a parser skips (counted as ignored) for ``reason``: fixed text that never repeats the logged value."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+# Why a logged host is not learned from. The reasons never quote the host: it is whatever a client sent.
+WILDCARD = "the logged host holds '*': a client connects to a host, never to a pattern (planted or malformed)"
+NUMERIC = ("the logged host is an IPv4 address in a numeric form other than dotted decimal (hex, octal, one number or "
+           "short, such as 0x7f000001 or 127.1)")
+NOT_DNS = "the logged host is not a DNS name (labels of a-z, 0-9 and inner '-', at most 253 characters)"
+NON_ASCII = "the logged host has non-ASCII characters (a look-alike of another name)"
+SINGLE_LABEL = "the logged host is a single label, not a fully qualified name the matrix could list"
+_IPV4_NUMBER = re.compile(r"[0-9]+|0x[0-9a-f]*")
 
 
 def read_text(path: Path, shown: str) -> str:
@@ -101,10 +127,34 @@ def check_port(value: object, shown: str, line: int, column: str, fix: str) -> i
     return int(text)
 
 
-def host_name(value: str) -> str:
-    """A logged host name as the matrix writes names: lower case, no trailing dot; '' for none ('-', 'None')."""
-    text = value.strip().lower().rstrip(".")
-    return "" if text in ("", "-", "none", "null") else text
+def logged_host(value: str) -> str:
+    """The host a log names as the matrix writes hosts: a DNS name of two or more labels in lower case without the
+    trailing dot, or an IP address; '' for none ('-', 'None'). Anything else raises ``Unusable``: a client chooses its
+    SNI, Host header and CONNECT target, so '*', '*.x' or 'a|b' in a log is what some pod sent, not a host to allow.
+    A last label that is a number (digits, or '0x' and hex digits) makes the name an IPv4 address to a URL parser
+    (WHATWG URL Standard, https://url.spec.whatwg.org/#ends-in-a-number-checker, as Firefox's
+    netwerk/base/IPv4Parser.cpp EndsInANumber quotes it, read 2026-11-24) and to inet_aton: not a name either."""
+    text = value.strip().lower()
+    if text in ("", "-", "none", "null"):
+        return ""
+    text = text.removesuffix(".")  # one root dot; 'x..' stays malformed
+    if is_ip(text):
+        return str(ipaddress.ip_address(text.strip("[]")))
+    try:
+        check_ascii(text)
+    except AddressError:
+        raise Unusable(NON_ASCII) from None
+    if "*" in text:
+        raise Unusable(WILDCARD)
+    if _IPV4_NUMBER.fullmatch(text.rsplit(".", 1)[-1]):
+        raise Unusable(NUMERIC)
+    try:
+        parse_domain(text, min_labels=1)
+    except AddressError:
+        raise Unusable(NOT_DNS) from None
+    if "." not in text:
+        raise Unusable(SINGLE_LABEL)
+    return text
 
 
 def is_ip(text: str) -> bool:

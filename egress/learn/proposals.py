@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from ..markdown_cells import cell
 from ..models import DEFAULT_PORTS, ROLES
 from ..redact import redact
 from .candidates import Candidate
@@ -53,12 +54,20 @@ def document(stack: str, reads: list[LogRead], judged: list[tuple[Group, Verdict
             proposals.append({**head, "entry": _entry(group, ids), **_context(verdict), "evidence": _evidence(group)})
     return {
         "stack": stack,
-        "logs": [{"file": r.file, "format": r.format, "records": r.records, "denied": r.denied, "allowed": r.allowed, "ignored": r.ignored}
-                 for r in reads],
+        "logs": [_log(r) for r in reads],
         "proposals": proposals,
         "findings": findings,
         "unknown_sources": unknown,
     }
+
+
+def _log(read: LogRead) -> dict[str, Any]:
+    out: dict[str, Any] = {"file": read.file, "format": read.format, "records": read.records, "denied": read.denied,
+                           "allowed": read.allowed, "ignored": read.ignored}
+    if read.because:  # the reasons and where, so a reviewer sees what was left out (and that someone planted '*')
+        out["ignored_because"] = [{"reason": reason, "records": len(lines), "lines": [f"{read.file}:{n}" for n in lines[:LINES]]}
+                                  for reason, lines in sorted(read.because.items(), key=lambda item: (-len(item[1]), item[0]))]
+    return out
 
 
 def _option(blockers: tuple[tuple[str, str], ...], rows: list[Candidate]) -> dict[str, Any]:
@@ -142,6 +151,13 @@ def markdown(stack: str, doc: dict[str, Any], out: str) -> str:
     rows = [*(_summary(p) for p in doc["proposals"]), *(_summary(f) for f in doc["findings"]), *(_summary(u) for u in doc["unknown_sources"])]
     if rows:
         lines += ["| Source | Destination | Denied | Outcome |", "|---|---|---|---|", *rows, ""]
+    reasons: dict[str, int] = {}
+    for log in logs:
+        for item in log.get("ignored_because", []):
+            reasons[item["reason"]] = reasons.get(item["reason"], 0) + item["records"]
+    if reasons:
+        lines += ["Ignored records, by reason (the proposals file says where):", "",
+                  *(f"- {n} × {cell(reason)}" for reason, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0]))), ""]
     count = len(doc["proposals"])
     lines.append(f"{count} proposal{'s' if count != 1 else ''} written to {out} for review; nothing in the stack or the matrix changed."
                  if count else f"Nothing to propose (written to {out}).")
@@ -160,4 +176,6 @@ def _summary(item: dict[str, Any]) -> str:
         outcome = f"already allowed by the stack ({', '.join(item['allowed_by'])}): deploy it"
     else:
         outcome = "source in no role or group of the stack"
-    return f"| {source} | {item['destination']} {item['protocol']}/{item['port']} | {item['evidence']['denied']} | {outcome} |"
+    # Every cell through cell(): a destination is what a client sent, and the summary goes into PR comments
+    cells = (source, f"{item['destination']} {item['protocol']}/{item['port']}", item["evidence"]["denied"], outcome)
+    return "| " + " | ".join(cell(text) for text in cells) + " |"
