@@ -345,7 +345,8 @@ def export_command(
         _out(json.dumps(allowlist_exports(catalog, profile), indent=2) + "\n")
         return
     from .proxy_export import proxy_export, to_csv, to_json
-    from .proxy_export_squid import pac_file, squid_fragment
+    from .proxy_export_pac import pac_file
+    from .proxy_export_squid import squid_fragment
 
     export = proxy_export(catalog, profile, reqs, str(proj.stack_file(stack).relative_to(proj.root)))
     if fmt is ProxyExportFormat.squid:

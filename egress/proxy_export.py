@@ -21,11 +21,16 @@ from dataclasses import dataclass, field
 from typing import Iterable
 from urllib.parse import urlsplit
 
+from .errors import EgressError
 from .models import Catalog, Requirement
 from .profile import Profile
 from .proxy_path import DIRECT, PROXY, UNREACHABLE, Path, no_inspection_of, requirement_paths, setups
 
 READINESS = "proxyReadinessEndpoints"
+
+
+class ProxyExportError(EgressError):
+    """The proxy's list cannot be written in the form asked."""
 
 
 @dataclass(frozen=True)

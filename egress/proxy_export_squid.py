@@ -1,35 +1,31 @@
-"""The proxy team's list as a Squid access-control fragment and as a PAC file (pure; issue 21, ``egress export --for proxy``).
+"""The proxy team's list as a Squid access-control fragment (pure; issue 21, ``egress export --for proxy --format squid``).
 
-Squid: the egress proxy's own generator (``targets/kubernetes/squid.py``: ``compile_acls`` and ``allowlist_text``) on the
-requirements that traverse the corporate proxy, so the fragment has its properties: ``dstdomain -n`` without
-overlapping entries (FATAL in Squid), subdomain wildcards as ``dstdom_regex``, port ACLs, source ACLs per role, CONNECT
-for HTTPS and proxied GETs for plain HTTP, ``http_access deny all`` last. Added here: a plain-HTTP destination whose
-requirement lists URL paths is allowed for those paths only (``urlpath_regex``, which Squid checks on plain HTTP; on
-HTTPS only after ssl_bump, so HTTPS paths are listed as comments); the hosts that must not be TLS-inspected as a
-``dstdomain`` ACL to splice in the proxy's ``ssl_bump`` rules; and the direct list as comments.
+The egress proxy's ACL compiler (``targets/kubernetes/squid.py``: ``compile_acls``) on the requirements that traverse
+the corporate proxy, so the fragment has its properties: ``dstdomain -n`` without overlapping entries (FATAL in
+Squid), subdomain wildcards as ``dstdom_regex``, port ACLs, source ACLs per role, CONNECT for HTTPS and proxied GETs
+for plain HTTP. The text is written here, because the fragment goes *into someone else's* squid.conf:
 
-PAC: ``FindProxyForURL`` returns DIRECT for what the cluster's noProxy sends direct (the entries, as Go matches them:
-a name and its subdomains, '.name' subdomains only, an address or CIDR for an address literal only), PROXY for what
-must traverse, and a final line the reviewer chooses (``pac_default``): by default the proxy too, as the cluster's Go
-clients send everything noProxy does not name to the proxy, which then denies what it does not allow.
+- every ACL is named ``egress-<stack>-...`` and defined once, so none merges with the corporate file's own ACLs of the
+  same name (Squid accumulates repeated ``acl`` lines: a corporate ``acl ports-443 port 443 8443`` would widen ours) or
+  clashes with one of another type (FATAL);
+- it ends with a ``deny`` per cluster source, never ``deny all``: every other client of the proxy reaches the rules after it;
+- a destination whose requirement lists URL paths is allowed for those paths only (``urlpath_regex``, anchored at a
+  segment boundary, dot-dot segments denied): for plain HTTP always, for HTTPS on the requests a TLS-inspecting proxy
+  decrypts (``proxyInspectsTls``; otherwise the HTTPS paths are listed as comments);
+- with ``proxyInspectsTls`` each HTTPS allow also allows its decrypted requests (a bumped request passes http_access
+  again, as a GET with protocol HTTPS), and the hosts that must not be inspected are an ACL to splice in ``ssl_bump``;
+- the direct list and what a name ACL cannot express follow as comments.
 """
 from __future__ import annotations
 
-import ipaddress
 import re
-from typing import Optional
 
 from .addresses import PortRange
-from .errors import EgressError
 from .models import Citation, Entry, Requirement
-from .proxy_export import ProxyExport, Row
-from .targets.kubernetes.squid import allowlist_text, compile_acls, port_acl_name, role_acl_name
+from .proxy_export import READINESS, ProxyExport, ProxyExportError, Row
+from .targets.kubernetes.squid import SQUID_ACL_NAME_MAX, compile_acls, port_acl_name, role_acl_name, source_key, subdomain_regex
 
 READINESS_ENTRY = "openshift-proxy-readiness"
-
-
-class ProxyExportError(EgressError):
-    """The proxy's list cannot be written in the form asked."""
 
 
 def _ports(text: str) -> tuple[PortRange, ...]:
@@ -41,7 +37,7 @@ def _ports(text: str) -> tuple[PortRange, ...]:
 
 
 def _requirement(row: Row) -> Requirement:
-    ids = row.entry_ids if row.entry_ids != ("proxyReadinessEndpoints",) else (READINESS_ENTRY,)
+    ids = row.entry_ids if row.entry_ids != (READINESS,) else (READINESS_ENTRY,)
     return Requirement(role=row.role, destination=row.destination, kind=row.destination_kind, protocol=row.protocol, ports=_ports(row.ports),
                        level=row.level, purposes=("traverses the corporate proxy",), entry_ids=ids, citations=(), platforms=(),
                        sources=row.sources)
@@ -56,62 +52,154 @@ def _entries(catalog) -> dict:
     return entries
 
 
+# Squid matches urlpath_regex against the request's path and query as sent: it neither decodes '%2e' nor removes
+# '..' segments, while the origin server does both (RFC 3986 5.2.4), so '/repo/../admin' would pass a '^/repo' prefix
+# (measured against Squid 5.7 in review of issue 21). A path entry is therefore anchored at a segment boundary, and any
+# dot-dot segment (plain or percent-encoded, '/' or '\\' separated) is denied on the path-restricted rules.
+DOT_SEGMENT = r"(^|/|\\|%2f|%5c)(\.|%2e){2}(/|\\|%2f|%5c|;|\?|$)"
+
+
 def _regex(path: str) -> str:
-    return "^" + re.sub(r"([.\\^$|?*+()\[\]{}])", r"\\\1", path)
+    """``/repo`` -> ``^/repo(/|\\?|$)`` (the path and what is under it, not ``/repository``); ``/pub/`` -> ``^/pub/``."""
+    escaped = re.sub(r"([.\\^$|?*+()\[\]{}])", r"\\\1", path)
+    return "^" + escaped + ("" if path.endswith("/") else r"(/|\?|$)")
+
+
+def _check_path(row: Row, path: str, where: str) -> None:
+    if not path.startswith("/") or any(c.isspace() or ord(c) < 32 or c in "\"#" for c in path):
+        whose = "egress-matrix:proxyReadinessEndpoints" if row.entry_ids == (READINESS,) else f"entries {', '.join(row.entry_ids)}"
+        raise ProxyExportError(f"{where + ': ' if where else ''}the URL path {path!r} of {row.destination} ({whose}) "
+                               "cannot be written into squid.conf: it must start with '/' and hold no space, quote, '#' or control "
+                               "character. Fix: percent-encode those characters in the URL (e.g. %20 for a space)")
+
+
+def _wrap(directive: str, values, width: int = 100) -> list[str]:
+    """``acl NAME TYPE v1 v2 ...`` over lines of about ``width`` characters (Squid accumulates repeated acl lines)."""
+    lines: list[list[str]] = []
+    for value in values:
+        if not lines or len(directive) + sum(len(v) + 1 for v in lines[-1]) + len(value) > width:
+            lines.append([])
+        lines[-1].append(value)
+    return [" ".join([directive, *line]) for line in lines]
+
+
+class _Names:
+    """Every ACL of the fragment, prefixed ``egress-<stack>-`` so none merges with or clashes with the corporate squid.conf's
+    own ACLs (Squid accumulates repeated ``acl`` lines of one name and type, and refuses one name with two types)."""
+
+    def __init__(self, stack: str, where: str):
+        self.prefix, self.where = f"egress-{stack}-", where
+
+    def __call__(self, name: str) -> str:
+        full = self.prefix + name
+        if len(full) > SQUID_ACL_NAME_MAX:
+            raise ProxyExportError(f"{self.where + ': ' if self.where else ''}the fragment's ACL '{full}' is {len(full)} characters; Squid "
+                                   f"refuses ACL names over {SQUID_ACL_NAME_MAX}. Fix: use a shorter stack name (the prefix "
+                                   f"'{self.prefix}' keeps the fragment's ACLs apart from your own), or a shorter catalog, feature or group name")
+        return full
+
+
+def _path_rows(export: ProxyExport, rows: list[Row]) -> list[Row]:
+    """The rows whose paths the proxy checks: plain HTTP, and HTTPS when the proxy inspects TLS (on the decrypted
+    requests) and the host may be inspected."""
+    return [r for r in rows if r.paths and (r.protocol == "http" or (r.protocol == "https" and export.inspects_tls
+                                                                      and r.tls_inspection == "allowed"))]
 
 
 def squid_fragment(export: ProxyExport, catalog, role_sources: dict[str, tuple[str, ...]]) -> str:
-    """acl / http_access lines for the corporate Squid: exactly what must traverse it, nothing else."""
+    """acl / http_access lines for the corporate Squid: exactly what must traverse it, nothing else; its own rules follow."""
     rows = [r for r in export.traverse if r.destination_kind in ("fqdn", "wildcard")]
-    by_path = [r for r in rows if r.protocol == "http" and r.paths]
+    by_path = _path_rows(export, rows)
     plain = [r for r in rows if r not in by_path]
     left_out: list = []
     acls, not_proxied = compile_acls([_requirement(r) for r in plain], sorted({r.role for r in plain}), _entries(catalog), left_out)
-    sources = {role: role_sources[role] for role in {a.role for a in acls} | {r.role for r in by_path}}
+    sources = {role: role_sources[role] for role in sorted({a.role for a in acls} | {r.role for r in by_path}, key=source_key)}
     for role, cidrs in sources.items():
         if not cidrs:
             raise ProxyExportError(f"{export.where + ': ' if export.where else ''}role {role} has no source CIDRs in stack '{export.stack}', so the proxy could not tell its requests "
                                    "from anyone else's. Fix: set the role's sources (e.g. egress-matrix:nodeSources)")
+    for row in by_path:
+        for path in row.paths:
+            _check_path(row, path, export.where)
+    name = _Names(export.stack, export.where)
     head = [f"# egress-matrix: what must traverse the corporate proxy for stack '{export.stack}' (egress export --for proxy --format squid)",
-            "# after the cluster's noProxy is applied. Put it before your own http_access lines (it ends by denying the cluster's other requests)."]
-    body = allowlist_text(acls, sources) if acls else "\n# everything else\nhttp_access deny all\n"
-    extra = []
-    for number, row in enumerate(sorted(by_path, key=lambda r: (r.role, r.destination)), 1):
-        name = f"paths-{number}-{row.role}"
-        extra += [f"# {row.destination} http {row.ports} for {row.role}: paths {' '.join(row.paths)} (entries {', '.join(row.entry_ids)})",
-                  f"acl {port_acl_name(row.ports)} port {row.ports.replace(',', ' ')}",
-                  f"acl {role_acl_name(row.role)} src {' '.join(sources[row.role])}",
-                  f"acl {name} dstdomain -n {row.destination if row.destination_kind == 'fqdn' else row.destination[1:]}",
-                  f"acl {name}-url urlpath_regex {' '.join(_regex(p) for p in row.paths)}",
-                  f"http_access allow !CONNECT http-scheme {role_acl_name(row.role)} {port_acl_name(row.ports)} {name} {name}-url"]
-    if extra and not acls:
-        extra = ["acl CONNECT method CONNECT", "acl http-scheme proto HTTP"] + extra
-    # A corporate proxy serves everyone: deny the rest of the cluster's requests only, and let the proxy's own rules follow.
-    denies = ["# everything else the cluster's sources ask for (your own http_access lines follow for other clients)",
-              *(f"http_access deny {role_acl_name(role)}" for role in sorted(sources))]
-    body = body.replace("\n# everything else\nhttp_access deny all\n", ("\n" + "\n".join(extra) + "\n" if extra else "") + "\n" + "\n".join(denies) + "\n")
+            "# after the cluster's noProxy is applied. Put it before your own http_access lines: it allows the cluster's sources",
+            "# what they need, denies those sources the rest, and leaves every other client to the rules that follow it.",
+            f"# Every ACL is named '{name.prefix}...', apart from yours."]
+    body = _body(export, acls, by_path, sources, name)
+    return "\n".join(head) + "\n" + "\n".join(body) + "\n" + _tail(export, rows, acls, not_proxied, left_out, name)
+
+
+def _body(export: ProxyExport, acls, by_path: list[Row], sources: dict, name: _Names) -> list[str]:
+    """The ACLs (each defined once) and the http_access lines: allows, then a deny per cluster source, never 'deny all'."""
+    connect, http, https, dots = name("CONNECT"), name("http"), name("https"), name("dot-segment")
+    # A bumped (TLS-inspected) request passes http_access again as a GET with protocol HTTPS ("Squid handles the decrypted
+    # stream as https:// inbound traffic": Amos Jeffries, squid-dev 2013-03, squid-cache.org/mail-archive/squid-dev/201303/0078.html),
+    # so with proxyInspectsTls every HTTPS allow also allows its decrypted requests.
+    decrypted = export.inspects_tls and (any(a.protocol == "https" for a in acls) or any(r.protocol == "https" for r in by_path))
+    lines = [f"acl {connect} method CONNECT", f"acl {http} proto HTTP", *([f"acl {https} proto HTTPS"] if decrypted else []),
+             *([f"acl {dots} urlpath_regex -i {DOT_SEGMENT}"] if by_path else [])]
+    for role, cidrs in sources.items():
+        lines += _wrap(f"acl {name(role_acl_name(role))} src", cidrs)
+    for ports in sorted({a.ports for a in acls} | {r.ports for r in by_path}, key=lambda p: (len(p), p)):
+        lines.append(f"acl {name(port_acl_name(ports))} port {ports.replace(',', ' ')}")
+    for acl in acls:
+        src, port = name(role_acl_name(acl.role)), name(port_acl_name(acl.ports))
+        lines += ["", f"# {acl.name}: {acl.role} -> {acl.protocol.upper()} {acl.ports}", *_wrap("#   entries:", acl.entry_ids)]
+        matchers = []
+        if acl.domains:
+            matchers.append(name(acl.name))
+            lines += _wrap(f"acl {name(acl.name)} dstdomain -n", acl.domains)
+        if acl.subdomains:
+            matchers.append(name(acl.regex_name))
+            lines += _wrap(f"acl {name(acl.regex_name)} dstdom_regex -n -i", [subdomain_regex(w) for w in acl.subdomains])
+        for matcher in matchers:
+            if acl.protocol == "https":
+                lines.append(f"http_access allow {connect} {src} {port} {matcher}")
+                if decrypted:
+                    lines.append(f"http_access allow !{connect} {https} {src} {port} {matcher}")
+            else:
+                lines.append(f"http_access allow !{connect} {http} {src} {port} {matcher}")
+    for number, row in enumerate(sorted(by_path, key=lambda r: (r.role, r.destination, r.protocol, r.ports)), 1):
+        host, url = name(f"paths-{number}-{row.role}"), name(f"paths-{number}-{row.role}-url")
+        src, port = name(role_acl_name(row.role)), name(port_acl_name(row.ports))
+        lines += ["", f"# {row.destination} {row.protocol} {row.ports} for {row.role}: paths {' '.join(row.paths)} (entries {', '.join(row.entry_ids)})",
+                  (f"acl {host} dstdomain -n {row.destination}" if row.destination_kind == "fqdn" else
+                   f"acl {host} dstdom_regex -n -i {subdomain_regex(row.destination)}"),
+                  f"acl {url} urlpath_regex {' '.join(_regex(p) for p in row.paths)}"]
+        if row.protocol == "http":
+            lines.append(f"http_access allow !{connect} {http} {src} {port} {host} {url} !{dots}")
+        else:  # the tunnel opens to the host; the paths are checked on the requests decrypted inside it
+            lines += [f"http_access allow {connect} {src} {port} {host}", f"http_access allow !{connect} {https} {src} {port} {host} {url} !{dots}"]
+    lines += ["", "# everything else the cluster's sources ask for; your own http_access lines follow for every other client",
+              *(f"http_access deny {name(role_acl_name(role))}" for role in sources)]
+    return lines
+
+
+def _tail(export: ProxyExport, rows: list[Row], acls, not_proxied, left_out, name: _Names) -> str:
+    """Comments (and the no-inspection ACL) after the access lines: what the proxy cannot match, what goes direct."""
     tail = []
-    https_paths = [r for r in rows if r.protocol == "https" and r.paths]
+    https_paths = [r for r in rows if r.protocol == "https" and r.paths and r not in _path_rows(export, rows)]
     if https_paths:
-        tail.append("# HTTPS paths (a proxy sees them only when it inspects TLS; enforce them in your ssl_bump rules):")
+        tail.append("# HTTPS paths (a proxy sees them only when it inspects TLS, which the stack says this one does not: proxyInspectsTls):")
         tail += [f"#   {r.destination}: {' '.join(r.paths)} (entries {', '.join(r.entry_ids)})" for r in https_paths]
     exempt = sorted({(".%s" % r.destination[2:]) if r.destination.startswith("*.") else r.destination
                      for r in export.no_inspection if r.destination_kind in ("fqdn", "wildcard")})
     if exempt:
         tail.append("# must not be TLS-inspected (pinned certificate, client trusts only its own CA, ALPN): splice them, e.g.")
-        tail.append("#   ssl_bump splice egress-no-tls-inspection")
-        tail.append("acl egress-no-tls-inspection dstdomain -n " + " ".join(_no_overlap(exempt)))
-    others = [r for r in export.traverse if r.destination_kind not in ("fqdn", "wildcard")]
+        tail.append(f"#   ssl_bump splice {name('no-tls-inspection')}")
+        tail.append(f"acl {name('no-tls-inspection')} dstdomain -n " + " ".join(_no_overlap(exempt)))
     for note in not_proxied:
         tail.append(f"# not expressible as a name ACL: {note.requirement}: {note.reason}")
-    for r in others:
-        tail.append(f"# not expressible as a name ACL: {r.destination} {r.protocol}/{r.ports} ({r.destination_kind}); allow it by address")
+    for r in export.traverse:
+        if r.destination_kind not in ("fqdn", "wildcard"):
+            tail.append(f"# not expressible as a name ACL: {r.destination} {r.protocol}/{r.ports} ({r.destination_kind}); allow it by address")
     for note in left_out:
         tail.append(f"# left out ({note.level}): {note.requirement}: {note.reason}")
     if export.direct:
         tail.append("# direct, not through this proxy (the firewall must allow these):")
         tail += [f"#   {r.role} -> {r.destination} {r.protocol}/{r.ports}: {r.why}" for r in export.direct]
-    return "\n".join(head) + "\n" + body + ("\n".join(tail) + "\n" if tail else "")
+    return "\n".join(tail) + "\n" if tail else ""
 
 
 def _no_overlap(names: list[str]) -> list[str]:
@@ -123,79 +211,3 @@ def _no_overlap(names: list[str]) -> list[str]:
         return {".".join(labels[i:]) for i in range(1 if strict else 0, len(labels))}
 
     return [n for n in names if not (parents(n[1:], True) if n.startswith(".") else parents(n, False)) & dotted]
-
-
-PAC_DEFAULTS = ("proxy", "direct")
-
-
-def _pac_no_proxy(entry: str) -> Optional[str]:
-    """The JavaScript condition Go's NO_PROXY matching gives ``entry`` (None for an entry Go ignores)."""
-    entry = entry.strip().lower()
-    if not entry:
-        return None
-    if entry == "*":
-        return "true"
-    try:
-        network = ipaddress.ip_network(entry, strict=False) if "/" in entry else None
-    except ValueError:
-        network = None
-    if network is not None:
-        if network.version == 6:
-            return None  # PAC's isInNet is IPv4 only; the comment above the line says so
-        return f'(isIpV4(host) && isInNet(host, "{network.network_address}", "{network.netmask}"))'
-    host, port = entry, ""
-    if entry.count(":") == 1:
-        host, _, port = entry.partition(":")
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-        condition = f'host == "{host.strip("[]")}"'
-    except ValueError:
-        if host.startswith("*."):
-            host = host[1:]
-        condition = f'dnsDomainIs(host, "{host}")' if host.startswith(".") else f'(host == "{host}" || dnsDomainIs(host, ".{host}"))'
-    return f"({condition} && urlPort(url) == {port})" if port else condition
-
-
-def pac_file(export: ProxyExport, default: str = "proxy") -> str:
-    """``FindProxyForURL``: DIRECT for noProxy routes, PROXY for what traverses, then the chosen final line."""
-    if default not in PAC_DEFAULTS:
-        raise ProxyExportError(f"--pac-default '{default}' is not one of {', '.join(PAC_DEFAULTS)}. Fix: choose proxy (what the cluster's "
-                               "clients do) or direct (the firewall decides)")
-    setup = export.proxies[0]
-    url = setup["httpsProxy"] or setup["httpProxy"]
-    parts = re.match(r"^[a-z]+://([^/]+)", url)
-    proxy = f"PROXY {parts.group(1) if parts else url}"
-    lines = [f"// egress-matrix: proxy auto-config for stack '{export.stack}' (egress export --for proxy --format pac).",
-             f"// DIRECT: what the cluster's {setup['kind']} noProxy sends direct, matched as its Go clients match it.",
-             f"// {proxy}: what must traverse the proxy. Final line ({default}): everything else.",
-             "function isIpV4(h) { return /^[0-9]+\\.[0-9]+\\.[0-9]+\\.[0-9]+$/.test(h); }",
-             "function urlPort(u) { var m = /^[a-z]+:\\/\\/[^\\/:]+:([0-9]+)/.exec(u); return m ? parseInt(m[1], 10) : "
-             "(u.substring(0, 6) == \"https:\" ? 443 : 80); }",
-             "function FindProxyForURL(url, host) {",
-             "  host = host.toLowerCase();",
-             '  if (host == "localhost" || /^127\\./.test(host) || host == "::1") return "DIRECT";  // Go never proxies loopback']
-    for entry in setup["noProxy"]:
-        condition = _pac_no_proxy(entry)
-        if condition is None:
-            lines.append(f"  // noProxy '{entry}': not expressible in PAC (IPv6 CIDR or ignored by Go)")
-        else:
-            lines.append(f'  if ({condition}) return "DIRECT";  // noProxy {entry}')
-    for row in _unique(export.traverse):
-        if row.destination_kind == "fqdn":
-            lines.append(f'  if (host == "{row.destination}") return "{proxy}";  // {" ".join(row.entry_ids)}')
-        elif row.destination_kind == "wildcard" and row.destination.startswith("*.") and "*" not in row.destination[2:]:
-            lines.append(f'  if (dnsDomainIs(host, "{row.destination[1:]}")) return "{proxy}";  // {" ".join(row.entry_ids)}')
-        else:
-            lines.append(f"  // {row.destination} ({row.destination_kind}): the final line decides it")
-    final = proxy if default == "proxy" else "DIRECT"
-    lines += [f'  return "{final}";  // the final line: reviewer\'s choice (--pac-default {default})', "}", ""]
-    return "\n".join(lines)
-
-
-def _unique(rows) -> list[Row]:
-    seen, out = set(), []
-    for row in rows:
-        if row.destination not in seen:
-            seen.add(row.destination)
-            out.append(row)
-    return out

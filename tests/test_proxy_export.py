@@ -3,6 +3,7 @@ judged by the real Squid (tests/squid_engine.py) for the openshift stack and the
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,7 +12,8 @@ import pytest
 
 from egress.project import open_project
 from egress.proxy_export import Row, proxy_export, to_csv
-from egress.proxy_export_squid import pac_file, squid_fragment
+from egress.proxy_export_pac import pac_file
+from egress.proxy_export_squid import squid_fragment
 from squid_engine import needs_squid, parse_config, running_squid
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,13 +96,34 @@ def test_cli_json_and_csv(run_cli):
     assert json.loads(out)[0]["allowlist"]
 
 
+PASSWORD = "Pa55-w0rd-never-shown"
+CIPHERTEXT = "AAABADLpCX5nG7XJLLG0g4DQ6hu2p4nFwYq2k1tDBb4="
+
+
 def test_credentials_never_appear(run_cli, project_copy):
+    """Credentials reach the export only as a Pulumi secret (never read offline) or, wrongly, inside a URL: the secret
+    changes nothing in any form, and a URL with credentials is refused without echoing them."""
     path = project_copy / "stacks" / "Pulumi.openshift.yaml"
-    path.write_text(path.read_text() + "  egress-matrix:proxyCredentials:\n    secure: AAABADLpCX5nG7XJLLG0g4DQ6hu2p4nFwYq2k1tDBb4=\n")
+    plain = path.read_text()
+    before = {}
+    for fmt in ("squid", "pac", "csv", "json"):
+        code, before[fmt], err = run_cli("export", "--for", "proxy", "--stack", "openshift", "--format", fmt, "--project", str(project_copy))
+        assert code == 0, err
+    path.write_text(plain + f"  egress-matrix:proxyCredentials:\n    secure: {CIPHERTEXT}\n")
     for fmt in ("squid", "pac", "csv", "json"):
         code, out, err = run_cli("export", "--for", "proxy", "--stack", "openshift", "--format", fmt, "--project", str(project_copy))
         assert code == 0, err
-        assert "@" not in out and "secure" not in out
+        assert out == before[fmt] and CIPHERTEXT not in out + err, fmt  # nothing derived from the secret, not even a placeholder
+    for setting, value in (("httpProxy", f"http://alice:{PASSWORD}@proxy.corp.example.com:3128"),
+                           ("proxyReadinessEndpoints", f"[http://alice:{PASSWORD}@www.redhat.com]"),
+                           ("noProxy", f"[.corp.example.com, http://alice:{PASSWORD}@git.corp.example.com]")):
+        text = re.sub(rf"^  egress-matrix:{setting}: .*$", f"  egress-matrix:{setting}: {value}", plain, count=1, flags=re.M)
+        assert text != plain
+        path.write_text(text)
+        for fmt in ("squid", "pac", "csv", "json"):
+            code, out, err = run_cli("export", "--for", "proxy", "--stack", "openshift", "--format", fmt, "--project", str(project_copy))
+            assert code == 1 and out == "" and setting in err, (setting, fmt, err)
+            assert PASSWORD not in err and "alice" not in err, (setting, err)
 
 
 # -- PAC -------------------------------------------------------------------------------------------------------------------
@@ -196,7 +219,7 @@ def test_squid_enforces_plain_http_paths(tmp_path):
     from dataclasses import replace
 
     text = squid_fragment(replace(out, traverse=(*out.traverse, row)), catalog, {"nodes": CLIENT})
-    assert "acl paths-1-nodes-url urlpath_regex ^/pub/tools/ ^/v1\\.2/index\\.json" in text
+    assert "acl egress-aks-proxy-paths-1-nodes-url urlpath_regex ^/pub/tools/ ^/v1\\.2/index\\.json(/|\\?|$)" in text
     text += "\nhttp_access deny all\n"
     with running_squid(text, ["downloads.example.net"], tmp_path) as squid:
         assert squid.get("downloads.example.net", 80, "/pub/tools/kubectl") == 200
