@@ -166,3 +166,91 @@ def serving(names: Iterable[str], lifetime: float = LIFETIME) -> Iterator[Server
         stack.callback(timer.cancel)
         stack.callback(lambda: stop.is_set() or shutdown())
         yield servers
+
+
+@dataclass
+class ToyProxy:
+    url: str
+    ca_pem: str
+    seen: list = field(default_factory=list)  # (method, target, Proxy-Authorization or None)
+
+
+def _read_head(conn) -> bytes:
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = conn.recv(1)
+        if not chunk:
+            break
+        head += chunk
+    return head
+
+
+@contextmanager
+def toy_proxy(blocked: Iterable[str] = (), connect_status: str = "", lifetime: float = 60.0) -> Iterator[ToyProxy]:
+    """A forward proxy on 127.0.0.1 that stops by itself (``lifetime``), written to test the agent's judging.
+
+    ``connect_status`` (e.g. ``"503 Service Unavailable\\r\\nX-Squid-Error: ERR_DNS_FAIL 0"``): every CONNECT gets it.
+    Without it the proxy inspects TLS as a TLS-inspecting proxy does: 200 to every CONNECT, a handshake with a certificate
+    from its own test CA (``ca_pem``) for whatever SNI, then for a request to a host in ``blocked`` Squid's refusal (403,
+    ``X-Squid-Error: ERR_ACCESS_DENIED 0``), for others 404 as an origin might answer. A plain-HTTP request (absolute URI)
+    to a blocked host gets Azure Firewall's 470, others 200."""
+    blocked = set(blocked)
+    names = sorted(blocked | {"example.com", "allowed.test", "localhost"})
+    ca_pem, cert_pem, key_pem = issue_certificates(names)
+    with tempfile.TemporaryDirectory(prefix="egress-probe-toy-") as tmp:
+        (Path(tmp) / "c.pem").write_bytes(cert_pem)
+        (Path(tmp) / "k.pem").write_bytes(key_pem)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(Path(tmp) / "c.pem", Path(tmp) / "k.pem")
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", 0))
+    server.listen(32)
+    server.settimeout(0.2)
+    proxy = ToyProxy(f"http://127.0.0.1:{server.getsockname()[1]}", ca_pem)
+    stop = threading.Event()
+
+    def handle(conn):
+        conn.settimeout(5)
+        try:
+            lines = _read_head(conn).decode("latin-1").split("\r\n")
+            method, target = lines[0].split()[:2]
+            auth = next((line.split(":", 1)[1].strip() for line in lines[1:] if line.lower().startswith("proxy-authorization:")), None)
+            proxy.seen.append((method, target, auth))
+            if method != "CONNECT":
+                host = target.split("/")[2].split(":")[0]
+                conn.sendall(b"HTTP/1.1 470 status code 470\r\nContent-Length: 0\r\n\r\n" if host in blocked else
+                             b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                return
+            if connect_status:
+                conn.sendall(f"HTTP/1.1 {connect_status}\r\nContent-Length: 0\r\n\r\n".encode())
+                return
+            conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            tls = context.wrap_socket(conn, server_side=True)
+            _read_head(tls)
+            host = target.rsplit(":", 1)[0]
+            tls.sendall(b"HTTP/1.1 403 Forbidden\r\nX-Squid-Error: ERR_ACCESS_DENIED 0\r\nContent-Length: 0\r\n\r\n" if host in blocked else
+                        b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+            tls.close()
+        except (OSError, ValueError, IndexError):
+            pass
+        finally:
+            conn.close()
+
+    def loop():
+        deadline = time.monotonic() + lifetime
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                conn, _ = server.accept()
+            except (socket.timeout, OSError):
+                continue
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+        server.close()
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield proxy
+    finally:
+        stop.set()
+        thread.join(timeout=2)

@@ -26,7 +26,8 @@ def test_proxy_only_nodes_go_through_the_egress_proxy_cluster_ip():
     assert {c["protocol"] for c in plan["checks"]} == {"http", "https"}
     assert plan["proxy"] == {"credentials_env": None, "inspects_tls": False}
     # every HTTP(S) requirement of the nodes with a host is checked through it; the near misses too
-    assert sorted(c["host"] for c in plan["checks"] if c["expect"] == "deny") == ["asia-east1-docker.pkg.dev", "egress-probe-near-miss.pkg.dev", "example.com"]
+    assert sorted((c["host"], c["port"]) for c in plan["checks"] if c["expect"] == "deny") == [
+        ("asia-east1-docker.pkg.dev", 8443), ("egress-probe-near-miss.pkg.dev", 443), ("example.com", 80), ("example.com", 443)]
 
 
 def test_a_tcp_requirement_goes_direct_and_a_noproxy_route_is_honoured():
@@ -81,5 +82,6 @@ def test_proxy_only_through_its_own_rendered_squid(monkeypatch, tmp_path):
     quay = next(r for r in report["results"] if r["host"] == "quay.io")
     assert quay["detail"] == "proxy answered 403 to CONNECT quay.io:443 (ERR_ACCESS_DENIED 0)"
     misses = {(r["host"], r["port"]): r["status"] for r in report["results"] if r["expect"] == "deny"}
-    assert misses == {("egress-probe-near-miss.pkg.dev", 443): "ok", ("asia-east1-docker.pkg.dev", 8443): "ok", ("example.com", 443): "ok"}
+    assert misses == {("egress-probe-near-miss.pkg.dev", 443): "ok", ("asia-east1-docker.pkg.dev", 8443): "ok", ("example.com", 443): "ok",
+                      ("example.com", 80): "ok"}
     assert not report["ok"]

@@ -64,7 +64,7 @@ def test_through_squid_reports_exactly_the_blocked_requirements(monkeypatch, tmp
         pins = {c["host"]: DEAD for c in plan["checks"] if c["via"] == "direct"}  # NTP goes direct: not this test's subject
         report = run_plan(plan, hosts=pins, timeout=5, total_timeout=120)
     proxied = [r for r in report["results"] if r["via"] == "proxy"]
-    assert len(proxied) == 26 and {r["status"] for r in proxied if r["host"] not in blocked} == {"ok"}
+    assert len(proxied) == 27 and {r["status"] for r in proxied if r["host"] not in blocked} == {"ok"}
     _, _, reqs = stack("openshift")
     expected = sorted({e for r in reqs if r.role == "nodes" and (r.destination in blocked or r.protocol == "udp") for e in r.entry_ids})
     assert failed_entries(report) == expected
@@ -76,7 +76,9 @@ def test_through_squid_reports_exactly_the_blocked_requirements(monkeypatch, tmp
     misses = {(r["host"], r["port"]): (r["status"], r["detail"]) for r in report["results"] if r["expect"] == "deny"}
     assert misses == {("egress-probe-near-miss.redhat.com", 443): ("ok", "denied (proxy answered 403 to CONNECT egress-probe-near-miss.redhat.com:443 (ERR_ACCESS_DENIED 0))"),
                       ("access.redhat.com", 8443): ("ok", "denied (proxy answered 403 to CONNECT access.redhat.com:8443 (ERR_ACCESS_DENIED 0))"),
-                      ("example.com", 443): ("ok", "denied (proxy answered 403 to CONNECT example.com:443 (ERR_ACCESS_DENIED 0))")}
+                      ("example.com", 443): ("ok", "denied (proxy answered 403 to CONNECT example.com:443 (ERR_ACCESS_DENIED 0))"),
+                      ("example.com", 80): ("ok", "denied (the proxy answered 403 to GET http://example.com/ (ERR_ACCESS_DENIED 0))")}
+    assert report["enforcement"] == "proven"
 
 
 def test_a_near_miss_squid_lets_through_fails_the_probe(monkeypatch, tmp_path):
@@ -91,3 +93,18 @@ def test_a_near_miss_squid_lets_through_fails_the_probe(monkeypatch, tmp_path):
     [leaked] = [r for r in report["results"] if r["status"] == "failed"]
     assert (leaked["host"], leaked["port"], leaked["expect"]) == ("example.com", 443, "deny")
     assert leaked["detail"] == "got through, but must be denied (a server answered): the firewall is not enforcing"
+
+
+def test_a_wide_open_squid_never_proves_enforcement(monkeypatch, tmp_path):
+    """The reviewer's repro (http_access allow all): the sibling never resolves and nothing listens on the other port, so
+    Squid answers 503 (ERR_DNS_FAIL, ERR_CONNECT_FAIL); example.com is not served here either. Before: all three near
+    misses 'denied' and the probe passed; now inconclusive and 'enforcement NOT proven'."""
+    names, ca = _setup(monkeypatch)
+    served = names - {"egress-probe-near-miss.redhat.com", "example.com"}
+    with running_squid("acl CONNECT method CONNECT\nhttp_access allow all\n", served, tmp_path) as squid:
+        plan, _ = _plan(ca, squid.port)
+        plan["checks"] = [c for c in plan["checks"] if c["via"] == "proxy"]
+        report = run_plan(plan, timeout=5, total_timeout=120)
+    misses = {(r["host"], r["port"]): r["status"] for r in report["results"] if r["expect"] == "deny"}
+    assert set(misses.values()) == {"inconclusive"}, misses
+    assert (report["ok"], report["enforcement"]) == (False, "not proven")

@@ -8,9 +8,23 @@ its matrix entry ids) or ``deny`` (a near miss: if it gets through, the firewall
 
 Steps per check: dns (unless through the proxy, which resolves), tcp, proxy (CONNECT, or the proxy's answer to a plain
 HTTP request), tls (SNI = the host; verified against the system CAs plus the plan's CA bundle), http (where the
-requirement is HTTP or names a path), ntp (a real NTP client request, RFC 5905 §7.3). Proxy credentials come from the
-environment variable the plan names (``user:password``) and are never printed. Exit: 0 every check passed, 1 a check
-failed, 2 the plan or the arguments are wrong.
+requirement is HTTP or names a path, and inside a TLS-inspecting proxy's tunnel always), ntp (a real NTP client
+request, RFC 5905 §7.3). A name with several addresses is tried address by address, in the resolver's order (at most
+``MAX_ADDRESSES``): a dual-stack node without IPv6 egress still reaches the IPv4 address, and the step says which answered.
+Proxy credentials come from the environment variable the plan names, as typed (``user:password``, not percent-encoded:
+they become an RFC 7617 Basic Proxy-Authorization), and are never printed.
+
+Judging (the point of the near misses is to prove the firewall enforces, so a near miss counts as denied only on positive
+evidence of a policy decision): a proxy's or firewall's own refusal (a 403 to CONNECT; Squid's ``X-Squid-Error:
+ERR_ACCESS_DENIED``; an RFC 9209 ``Proxy-Status`` naming ``http_request_denied`` or ``destination_ip_prohibited``;
+Azure Firewall's HTTP 470), or, direct, a refused/reset/timed-out connection while a requirement on the same port got
+through directly in the same run (the control: without it a refusal is just as likely a host that does not listen).
+407, a proxy's 5xx (it could not reach the host: ERR_CONNECT_FAIL, ERR_DNS_FAIL), a name that does not resolve:
+inconclusive. The report's ``enforcement`` is ``proven`` when at least one near miss was denied and none got through,
+``not proven`` when none was conclusively denied, ``failed`` when one got through.
+
+Exit: 0 every requirement reachable and enforcement proven, 1 a check failed or enforcement not proven, 2 the plan or
+the arguments are wrong.
 """
 from __future__ import annotations
 
@@ -34,6 +48,18 @@ REPORT_VERSION = 1
 PROTOCOLS = ("https", "http", "tcp", "ntp")
 STATUSES = ("ok", "failed", "inconclusive", "not-probed")
 USER_AGENT = "egress-matrix-probe/1"
+MAX_ADDRESSES = 4  # addresses of one name tried in turn (bounded: each may cost a full timeout)
+# What a step's failure shows. network: refused, reset or timed out (a firewall's drop or reject, or nothing listening);
+# policy: a proxy's or firewall's own refusal; answered: the flow got through (a server, or a proxy's tunnel, answered);
+# unknown: proves nothing about the firewall (no DNS answer, the proxy unreachable or failing, 407, a protocol error).
+KINDS = ("network", "policy", "answered", "unknown")
+# RFC 9209 §2.3 (Proxy Error Types) names that say the proxy refused by policy (rfc-editor.org/info/rfc9209 and
+# developers.cloudflare.com/privacy-proxy/reference/proxy-status, read 2026-11-24); the others are failures to reach the
+# next hop (dns_error, connection_refused, ...), which prove nothing about the policy.
+PROXY_STATUS_DENIALS = ("http_request_denied", "destination_ip_prohibited")
+# Azure Firewall answers a plain-HTTP request its application rules deny with status 470 and a body "Action: Deny.
+# Reason: No rule matched. Proceeding with default action." (http.dev/470, read 2026-11-24).
+AZURE_FIREWALL_DENY = 470
 NTP_EPOCH_OFFSET = 2208988800  # seconds from 1900-01-01 (NTP era 0) to 1970-01-01 (RFC 5905 §6)
 
 
@@ -42,12 +68,12 @@ class PlanError(ValueError):
 
 
 class StepError(Exception):
-    """A step that did not pass; ``denied`` says the network refused it (what a near miss expects)."""
+    """A step that did not pass; ``kind`` (one of KINDS) says what that shows about the firewall."""
 
-    def __init__(self, message: str, denied: bool = True, answered: bool = False):
+    def __init__(self, message: str, kind: str = "network"):
         super().__init__(message)
-        self.denied = denied
-        self.answered = answered  # a server answered (a TLS certificate that does not verify): the flow got through
+        assert kind in KINDS, kind
+        self.kind = kind
 
 
 # -- the plan -------------------------------------------------------------------------------------------------------------
@@ -119,42 +145,51 @@ class Probe:
         env = proxy.get("credentials_env")
         self._credentials = os.environ.get(env) if env else None  # never printed, never in a report
         self.ca_bundle = plan.get("ca_bundle") or None
+        self.inspects_tls = bool(proxy.get("inspects_tls"))
 
     def _left(self) -> float:
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise StepError("the total time limit ran out", denied=False)
+            raise StepError("the total time limit ran out", "unknown")
         return min(self.timeout, left)
 
-    def resolve(self, host: str, port: int, steps: list) -> str:
+    def resolve(self, host: str, port: int, steps: list) -> list:
+        """The addresses to try, in the resolver's order (RFC 6724's, as getaddrinfo sorts them), at most MAX_ADDRESSES."""
         name = host.lower().rstrip(".").strip("[]")
         try:
-            return str(ipaddress.ip_address(name))
+            return [str(ipaddress.ip_address(name))]
         except ValueError:
             pass
         if name in self.hosts:
             steps.append(_step("dns", True, f"{self.hosts[name]} (pinned)"))
-            return self.hosts[name]
+            return [self.hosts[name]]
         start = time.monotonic()
         try:
             infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
         except OSError as exc:
             steps.append(_step("dns", False, f"{name} does not resolve ({exc})", start))
-            raise StepError(f"{name} does not resolve", denied=False) from None
-        address = infos[0][4][0]
-        steps.append(_step("dns", True, address, start))
-        return address
+            raise StepError(f"{name} does not resolve", "unknown") from None
+        addresses = list(dict.fromkeys(info[4][0] for info in infos))
+        steps.append(_step("dns", True, ", ".join(addresses), start))
+        return addresses[:MAX_ADDRESSES]
 
-    def connect(self, host: str, port: int, steps: list, step: str = "tcp") -> socket.socket:
-        address = self.resolve(host, port, steps)
-        start = time.monotonic()
-        try:
-            sock = socket.create_connection((address, port), timeout=self._left())
-        except OSError as exc:
-            steps.append(_step(step, False, f"{_where(address, port)}: {_why(exc)}", start))
-            raise StepError(f"TCP {_where(address, port)}: {_why(exc)}") from None
-        steps.append(_step(step, True, _where(address, port), start))
-        return sock
+    def connect(self, host: str, port: int, steps: list, step: str = "tcp", kind: str = "network") -> socket.socket:
+        """A TCP connection to the first of the host's addresses that accepts; the step names it and those that did not."""
+        failed = []
+        for address in self.resolve(host, port, steps):
+            start = time.monotonic()
+            try:
+                sock = socket.create_connection((address, port), timeout=self._left())
+            except OSError as exc:
+                failed.append(f"{_where(address, port)}: {_why(exc)}")
+                if self.deadline <= time.monotonic():
+                    break
+                continue
+            tried = f" (after {'; '.join(failed)})" if failed else ""
+            steps.append(_step(step, True, _where(address, port) + tried, start))
+            return sock
+        steps.append(_step(step, False, "; ".join(failed)))
+        raise StepError(f"TCP {'; '.join(failed)}", kind)
 
     def context(self) -> ssl.SSLContext:
         context = ssl.create_default_context()  # the system CAs
@@ -173,18 +208,21 @@ class Probe:
         except ssl.SSLCertVerificationError as exc:
             sock.close()
             steps.append(_step("tls", False, f"SNI {host}: the certificate does not verify ({exc.verify_message})", start))
-            raise StepError(f"TLS {host}: the certificate does not verify ({exc.verify_message})", denied=False, answered=True) from None
+            raise StepError(f"TLS {host}: the certificate does not verify ({exc.verify_message})", "answered") from None
         except (OSError, ssl.SSLError) as exc:
             sock.close()
             steps.append(_step("tls", False, f"SNI {host}: {_why(exc)}", start))
-            raise StepError(f"TLS {host}: {_why(exc)}") from None
+            # A reset, a close or silence during the handshake is how a firewall that judges the SNI refuses; any other
+            # TLS error means something answered that is not the server (or not TLS): it proves nothing either way.
+            cut = isinstance(exc, (ConnectionError, TimeoutError, ssl.SSLEOFError, ssl.SSLZeroReturnError))
+            raise StepError(f"TLS {host}: {_why(exc)}", "network" if cut else "unknown") from None
         steps.append(_step("tls", True, f"SNI {host}, {tls.version()}", start))
         return tls
 
     def via_proxy(self, url: str, steps: list) -> socket.socket:
         proxy = urlsplit(url)
         port = proxy.port or (443 if proxy.scheme == "https" else 80)
-        sock = self.connect(proxy.hostname, port, steps, step="tcp")
+        sock = self.connect(proxy.hostname, port, steps, step="tcp", kind="unknown")  # the proxy unreachable proves nothing
         if proxy.scheme == "https":
             sock = self.tls(sock, proxy.hostname, steps, alpn=False)
         return sock
@@ -205,16 +243,18 @@ class Probe:
         except (OSError, ValueError) as exc:
             sock.close()
             steps.append(_step("proxy", False, f"CONNECT {authority}: {_why(exc)}", start))
-            raise StepError(f"proxy CONNECT {authority}: {_why(exc)}") from None
-        if status != 200:
+            raise StepError(f"proxy CONNECT {authority}: {_why(exc)}", "unknown") from None
+        if not 200 <= status < 300:  # any 2xx to CONNECT opens the tunnel (RFC 9110 §9.3.6)
             sock.close()
-            why = " (the proxy wants credentials: set proxy.credentials_env's variable)" if status == 407 else _proxy_error(headers)
+            kind, why = _refusal(status, headers, connect=True)
             steps.append(_step("proxy", False, f"CONNECT {authority}: {status}{why}", start))
-            raise StepError(f"proxy answered {status} to CONNECT {authority}{why}", denied=status != 407)
-        steps.append(_step("proxy", True, f"CONNECT {authority}: 200", start))
+            raise StepError(f"proxy answered {status} to CONNECT {authority}{why}", kind)
+        steps.append(_step("proxy", True, f"CONNECT {authority}: {status}", start))
         return sock
 
     def http(self, sock: socket.socket, host: str, port: int, path: str, steps: list, absolute: bool, tls: bool) -> None:
+        """GET ``path`` and judge the status: a proxy's or firewall's refusal fails the step, any other status is the
+        server's answer (even 404 or 401: the flow reached it)."""
         authority = _authority(host, port) if port != (443 if tls else 80) else host
         target = f"http://{authority}{path}" if absolute else path
         start = time.monotonic()
@@ -225,38 +265,43 @@ class Probe:
             status, headers = _read_head(sock)
         except (OSError, ValueError) as exc:
             steps.append(_step("http", False, f"GET {target}: {_why(exc)}", start))
-            raise StepError(f"HTTP GET {target}: {_why(exc)}") from None
+            raise StepError(f"HTTP GET {target}: {_why(exc)}", "unknown") from None
         finally:
             sock.close()
-        refused = _proxy_error(headers) if absolute else ""
-        if absolute and (status == 407 or refused):
-            steps.append(_step("proxy", False, f"GET {target}: {status}{refused}", start))
-            raise StepError(f"proxy answered {status} to GET {target}{refused}", denied=status != 407)
+        kind, why = _refusal(status, headers, connect=False)
+        if kind:
+            steps.append(_step("proxy", False, f"GET {target}: {status}{why}", start))
+            raise StepError(f"{'the proxy answered' if absolute else 'answered'} {status} to GET {target}{why}", kind)
         steps.append(_step("http", True, f"GET {target}: {status}", start))
 
     def ntp(self, host: str, port: int, steps: list) -> None:
-        address = self.resolve(host, port, steps)
-        family = socket.AF_INET6 if ":" in address else socket.AF_INET
         nonce = secrets.token_bytes(8)  # the transmit timestamp the server must echo as origin (RFC 5905 §8)
         request = bytes([0x23]) + bytes(39) + nonce  # LI 0, version 4, mode 3 (client)
-        start = time.monotonic()
-        with socket.socket(family, socket.SOCK_DGRAM) as sock:
-            sock.settimeout(self._left())
-            try:
-                sock.sendto(request, (address, port))
-                data, _ = sock.recvfrom(512)
-            except OSError as exc:
-                steps.append(_step("ntp", False, f"{_where(address, port)}: {_why(exc)}", start))
-                raise StepError(f"NTP {_where(address, port)}: {_why(exc)}") from None
-        if len(data) < 48 or data[0] & 7 != 4 or data[24:32] != nonce:
-            steps.append(_step("ntp", False, f"{_where(address, port)}: not an NTP server reply to this request", start))
-            raise StepError(f"NTP {_where(address, port)}: not an NTP server reply to this request", denied=False, answered=True)
-        if data[1] == 0:  # kiss-o'-death (RFC 5905 §7.4): the code is in the reference id
-            code = data[12:16].decode("ascii", "replace")
-            steps.append(_step("ntp", False, f"{_where(address, port)}: kiss-o'-death {code}", start))
-            raise StepError(f"NTP {_where(address, port)}: the server refused (kiss-o'-death {code})", denied=False, answered=True)
-        seconds = struct.unpack("!I", data[40:44])[0] - NTP_EPOCH_OFFSET
-        steps.append(_step("ntp", True, f"{_where(address, port)}: stratum {data[1]}, offset {seconds - time.time():+.1f} s", start))
+        failed = []
+        for address in self.resolve(host, port, steps):  # as for TCP: the next address when one does not answer
+            family = socket.AF_INET6 if ":" in address else socket.AF_INET
+            start = time.monotonic()
+            with socket.socket(family, socket.SOCK_DGRAM) as sock:
+                sock.settimeout(self._left())
+                try:
+                    sock.sendto(request, (address, port))
+                    data, _ = sock.recvfrom(512)
+                except OSError as exc:
+                    failed.append(f"{_where(address, port)}: {_why(exc)}")
+                    continue
+            where = _where(address, port) + (f" (after {'; '.join(failed)})" if failed else "")
+            if len(data) < 48 or data[0] & 7 != 4 or data[24:32] != nonce:
+                steps.append(_step("ntp", False, f"{where}: not an NTP server reply to this request", start))
+                raise StepError(f"NTP {_where(address, port)}: not an NTP server reply to this request", "answered")
+            if data[1] == 0:  # kiss-o'-death (RFC 5905 §7.4): the code is in the reference id
+                code = data[12:16].decode("ascii", "replace")
+                steps.append(_step("ntp", False, f"{where}: kiss-o'-death {code}", start))
+                raise StepError(f"NTP {_where(address, port)}: the server refused (kiss-o'-death {code})", "answered")
+            seconds = struct.unpack("!I", data[40:44])[0] - NTP_EPOCH_OFFSET
+            steps.append(_step("ntp", True, f"{where}: stratum {data[1]}, offset {seconds - time.time():+.1f} s", start))
+            return
+        steps.append(_step("ntp", False, "; ".join(failed)))
+        raise StepError(f"NTP {'; '.join(failed)}", "network")
 
     def run(self, check: dict) -> list:
         steps: list = []
@@ -270,9 +315,11 @@ class Probe:
                 self.http(self.via_proxy(check["proxy"], steps), host, port, check.get("path") or "/", steps, absolute=True, tls=False)
             else:
                 sock = self.connect_tunnel(check["proxy"], host, port, steps) if proxied else self.connect(host, port, steps)
-                tunnel = proxied  # from here on the proxy has let the flow through, whatever the server does
+                tunnel = proxied  # from here on the proxy has let the flow through, unless it refuses inside (inspecting)
                 if protocol == "https":
                     path = check.get("path")
+                    if path is None and proxied and self.inspects_tls:
+                        path = "/"  # an inspecting proxy opens every tunnel and refuses inside it: only a request shows it
                     sock = self.tls(sock, host, steps, alpn=path is not None)
                     if path is not None:
                         self.http(sock, host, port, path, steps, absolute=False, tls=True)
@@ -283,8 +330,8 @@ class Probe:
                 else:
                     sock.close()
         except StepError as exc:
-            if tunnel:
-                exc.answered = True
+            if tunnel and not self.inspects_tls and exc.kind != "policy":
+                exc.kind = "answered"  # the proxy opened the tunnel: its policy let the flow through, whatever came next
             return [steps, exc]
         return [steps, None]
 
@@ -304,7 +351,7 @@ def _authority(host: str, port: int) -> str:
 
 
 def _why(exc: BaseException) -> str:
-    if isinstance(exc, (socket.timeout, TimeoutError)):
+    if isinstance(exc, TimeoutError):  # socket.timeout is its alias since 3.10
         return "timed out"
     if isinstance(exc, ConnectionRefusedError):
         return "connection refused"
@@ -337,25 +384,61 @@ def _read_head(sock: socket.socket) -> tuple[int, dict]:
     return int(parts[1]), headers
 
 
-def _proxy_error(headers: dict) -> str:
-    """The proxy's own refusal: Squid's X-Squid-Error header, or an RFC 9209 Proxy-Status naming an error."""
-    if "x-squid-error" in headers:
-        return f" ({headers['x-squid-error']})"
-    if "error=" in headers.get("proxy-status", ""):
-        return f" (Proxy-Status: {headers['proxy-status']})"
-    return ""
+def _refusal(status: int, headers: dict, connect: bool) -> tuple[str, str]:
+    """(kind, why) of a response a proxy or firewall may have written: ("policy", ...) for its own refusal, ("unknown",
+    ...) for its failure or a demand for credentials, ("", "") for the server's own answer (a request's status only: a
+    CONNECT's answer is always the proxy's)."""
+    squid = headers.get("x-squid-error", "")
+    errors = [part.strip().split("=", 1)[1].strip().strip('"') for part in headers.get("proxy-status", "").split(";")
+              if part.strip().startswith("error=")]
+    if status == 407:  # the proxy wants credentials: that says nothing about the destination
+        return "unknown", (f" ({squid})" if squid else "") + " (the proxy wants credentials: set the environment variable proxy.credentials_env names)"
+    if status == AZURE_FIREWALL_DENY:
+        return "policy", " (Azure Firewall: no application rule allows it)"
+    if squid:  # Squid marks every page it writes itself (errorpage.cc)
+        return ("policy" if squid.startswith("ERR_ACCESS_DENIED") else "unknown"), f" ({squid})"
+    if errors:
+        return ("policy" if errors[0] in PROXY_STATUS_DENIALS else "unknown"), f" (Proxy-Status: {headers['proxy-status']})"
+    if connect:
+        return ("policy", " (the proxy refused the tunnel)") if status == 403 else ("unknown", "")
+    return "", ""
 
 
-def judge(check: dict, steps: list, error) -> tuple[str, str]:
-    """(status, detail) of one check from its steps."""
+def judge(check: dict, steps: list, error, controls: dict | None = None) -> tuple[str, str]:
+    """(status, detail) of one check from its steps; ``controls``: port -> a requirement that got through directly on it."""
     if check.get("expect", "allow") == "allow":
         return ("ok", "reachable") if error is None else ("failed", str(error))
-    if error is None or error.answered:
+    if error is None or error.kind == "answered":
         how = "a server answered" if error is None else str(error)
         return "failed", f"got through, but must be denied ({how}): the firewall is not enforcing"
-    if not error.denied:
-        return "inconclusive", f"{error}: this proves nothing about the firewall"
-    return "ok", f"denied ({error})"
+    if error.kind == "policy":
+        return "ok", f"denied ({error})"
+    if error.kind == "network" and check.get("via", "direct") == "direct":
+        control = (controls or {}).get(check["port"])
+        if control:
+            return "ok", f"denied ({error}), while {control} got through on the same port in this run"
+        return "inconclusive", (f"{error}: no requirement on port {check['port']} got through directly in this run, so this may be a "
+                                "host that does not listen rather than the firewall")
+    return "inconclusive", f"{error}: this proves nothing about the firewall"
+
+
+def _controls(checks: list, outcomes: dict) -> dict:
+    """port -> the first requirement (check name) that got through directly on that port over TCP."""
+    out: dict = {}
+    for index, check in enumerate(checks):
+        steps, error = outcomes.get(index, ([], True))
+        if (error is None and check.get("expect", "allow") == "allow" and check.get("via", "direct") == "direct"
+                and check["protocol"] != "ntp"):
+            out.setdefault(check["port"], _name(check))
+    return out
+
+
+def enforcement(results: list) -> str:
+    """proven: a near miss was denied and none got through; failed: one got through; not proven: none was denied."""
+    misses = [r for r in results if r["expect"] == "deny"]
+    if any(r["status"] == "failed" for r in misses):
+        return "failed"
+    return "proven" if any(r["status"] == "ok" for r in misses) else "not proven"
 
 
 def run_plan(plan: dict, hosts: dict | None = None, timeout: float | None = None, total_timeout: float | None = None,
@@ -392,9 +475,10 @@ def run_plan(plan: dict, hosts: dict | None = None, timeout: float | None = None
             done.wait(timeout=max(0.0, deadline - time.monotonic()))
         finished = dict(results)
     rows = []
+    controls = _controls(checks, finished)
     for index, check in enumerate(checks):
-        steps, error = finished.get(index, ([], StepError(f"not finished within the total time limit ({total:g} s)", denied=False)))
-        status, detail = judge(check, steps, error)
+        steps, error = finished.get(index, ([], StepError(f"not finished within the total time limit ({total:g} s)", "unknown")))
+        status, detail = judge(check, steps, error, controls)
         rows.append({"check": _name(check), "entries": list(check.get("entries", [])), "host": check["host"], "port": check["port"],
                      "protocol": check["protocol"], "via": check.get("via", "direct"), "expect": check.get("expect", "allow"),
                      "why": check.get("why", ""), "status": status, "detail": detail, "steps": steps})
@@ -403,8 +487,9 @@ def run_plan(plan: dict, hosts: dict | None = None, timeout: float | None = None
                      "host": skipped.get("destination", ""), "port": skipped.get("port"), "protocol": skipped.get("protocol", ""),
                      "via": "", "expect": "allow", "why": "", "status": "not-probed", "detail": skipped.get("reason", ""), "steps": []})
     counts = {status: sum(1 for r in rows if r["status"] == status) for status in STATUSES}
-    return {"version": REPORT_VERSION, "stack": plan.get("stack", ""), "role": plan.get("role", ""), "ok": counts["failed"] == 0,
-            "counts": counts, "results": rows}
+    enforced = enforcement(rows)
+    return {"version": REPORT_VERSION, "stack": plan.get("stack", ""), "role": plan.get("role", ""),
+            "ok": counts["failed"] == 0 and enforced == "proven", "enforcement": enforced, "counts": counts, "results": rows}
 
 
 def _name(check: dict) -> str:
@@ -414,6 +499,13 @@ def _name(check: dict) -> str:
 def failed_entries(report: dict) -> list:
     """The matrix entry ids of the requirements that failed (what a test blocked)."""
     return sorted({e for r in report["results"] if r["status"] == "failed" and r["expect"] == "allow" for e in r["entries"]})
+
+
+ENFORCEMENT_LINE = {
+    "proven": "enforcement proven (a near miss was denied)",
+    "not proven": "enforcement NOT proven (no near miss was conclusively denied: the firewall may let anything through)",
+    "failed": "enforcement FAILED (a near miss got through)",
+}
 
 
 def table(report: dict) -> str:
@@ -426,7 +518,8 @@ def table(report: dict) -> str:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4] for row in rows]
     c = report["counts"]
     lines.append(f"egress probe of stack '{report['stack']}' role '{report['role']}': {'PASS' if report['ok'] else 'FAIL'} "
-                 f"({c['ok']} ok, {c['failed']} failed, {c['inconclusive']} inconclusive, {c['not-probed']} not probed)")
+                 f"({c['ok']} ok, {c['failed']} failed, {c['inconclusive']} inconclusive, {c['not-probed']} not probed); "
+                 f"{ENFORCEMENT_LINE[report['enforcement']]}")
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 

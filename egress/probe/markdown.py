@@ -1,31 +1,50 @@
-"""A probe report as Markdown for one pull-request or ticket comment, in the shape of ``egress diff``'s (pure)."""
+"""A probe report as Markdown for one pull-request or ticket comment, in the shape of ``egress diff``'s (pure).
+
+Every text from outside (a proxy's reply, a host, a detail quoting an error) goes through egress/markdown_cells.py, so a
+hostile proxy page cannot inject markup, links or HTML into the comment.
+"""
 from __future__ import annotations
 
-
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+from ..markdown_cells import cell, code_cell
 
 
 def _line(r: dict) -> str:
     entries = ", ".join(r["entries"]) or "-"
-    return f"| `{_cell(r['check'])}` | {r['via'] or '-'} | {_cell(entries)} | {_cell(r['detail'])} |"
+    return f"| {code_cell(r['check'])} | {cell(r['via'] or '-')} | {cell(entries)} | {cell(r['detail'])} |"
+
+
+def _enforcement(report: dict) -> list[str]:
+    misses = [r for r in report["results"] if r["expect"] == "deny"]
+    denied = sum(1 for r in misses if r["status"] == "ok")
+    unsure = sum(1 for r in misses if r["status"] == "inconclusive")
+    if report["enforcement"] == "not proven":
+        return ["", "#### :warning: Enforcement NOT proven", "",
+                f"No near miss was conclusively denied ({unsure} of {len(misses)} inconclusive): nothing here shows that the "
+                "firewall refuses anything. A near miss counts as denied only on the proxy's or firewall's own refusal, or "
+                "a refused connection while a requirement on the same port got through."]
+    if report["enforcement"] == "proven":
+        return [f"Enforcement proven: {denied} of {len(misses)} near misses denied" + (f", {unsure} inconclusive." if unsure else ".")]
+    return []
 
 
 def markdown(report: dict) -> str:
     c = report["counts"]
     failed = [r for r in report["results"] if r["status"] == "failed"]
-    lines = [f"### egress probe: `{report['stack']}` role `{report['role']}`: {'pass' if report['ok'] else 'FAIL'}", "",
+    lines = [f"### egress probe: {code_cell(report['stack'])} role {code_cell(report['role'])}: {'pass' if report['ok'] else 'FAIL'}", "",
              f"**Checks** {c['ok']} ok · {c['failed']} failed · {c['inconclusive']} inconclusive · {c['not-probed']} not probed"]
     required = [r for r in failed if r["expect"] == "allow"]
     leaked = [r for r in failed if r["expect"] == "deny"]
     if leaked:
         lines += ["", "#### :x: Near misses that got through (the firewall is not enforcing)", "",
-                  *(f"- `{_cell(r['check'])}` via {r['via']}: {_cell(r['why'])}; {_cell(r['detail'])}" for r in leaked)]
+                  *(f"- {code_cell(r['check'])} via {cell(r['via'])}: {cell(r['why'])}; {cell(r['detail'])}" for r in leaked)]
     if required:
         lines += ["", "#### :x: Requirements not reachable", "", "| Check | Via | Entries | What failed |", "|---|---|---|---|",
                   *(_line(r) for r in required)]
-    if not failed:
-        lines += ["", "Every probed requirement is reachable and every near miss is denied."]
+    enforcement = _enforcement(report)
+    if enforcement and enforcement[0] == "":
+        lines += enforcement
+    elif enforcement:
+        lines += ["", ("" if failed else "Every probed requirement is reachable. ") + enforcement[0]]
     for status, title in (("inconclusive", "inconclusive"), ("not-probed", "not probed")):
         rows = [r for r in report["results"] if r["status"] == status]
         if rows:

@@ -4,9 +4,11 @@ Per resolved requirement (its entry ids carried): a concrete host or address on 
 (TCP, TLS with the host as SNI, and HTTP GET when the requirement names a path), http (GET), tcp (connect), NTP for
 UDP port 123. A wildcard is probed only on a sample host the user gives (a wildcard names no host); a CIDR, a service
 tag or "any" names no host at all, and UDP other than NTP has no generic client: those are listed as not probed, with
-the reason. Then the near misses that must be denied (HTTPS only: a refused CONNECT or a failed handshake is
-unambiguous, an HTTP status is not): a sibling of an exact host, an allowed host on a port the role does not have, a
-host no entry allows. None of them is covered by a requirement of the role (else it is left out).
+the reason. Then the near misses that must be denied, only those the
+agent can judge (``_near_misses`` says which and why): a host known to answer that no entry allows
+(example.com, HTTPS on 443 and HTTP on 80) always; through a proxy also a sibling of an exact host and an allowed host
+on a port the role does not have. None of them is allowed by a name rule of the role (else it is left out); an address
+range or service tag that might hold example.com is said in its ``why``.
 
 Through the proxy or direct: egress/proxy_path.py's route for each requirement (the cluster proxy the role uses, after
 the noProxy the distribution really applies); a check through the proxy names its proxy URL (never credentials: the
@@ -26,48 +28,73 @@ from ..profile import Profile
 from ..proxy_path import DIRECT, ProxyPathError, Setup, judge, no_inspection_of, setups
 from .agent import PLAN_VERSION, PlanError, check_plan
 
-# RFC 2606 §3 reserves example.com for documentation; IANA serves it over HTTPS, so a firewall that lets it through is
-# seen answering. Near-miss labels are ours: no vendor names them.
+# RFC 2606 §3 reserves example.com for documentation; IANA serves it over HTTPS and HTTP, so it is a host known to answer
+# on 443 and 80: a firewall that lets it through is seen answering, and one that drops or resets it can be told from a
+# host that does not listen (the agent's control: a requirement that got through on the same port). Near-miss labels are
+# ours: no vendor names them.
 UNLISTED_HOST = "example.com"
+UNLISTED_PORTS = (("https", 443), ("http", 80))
 SIBLING_LABEL = "egress-probe-near-miss"
 OTHER_PORTS = (8443, 9443, 10443)
 CREDENTIALS_ENV = "EGRESS_PROBE_PROXY_CREDENTIALS"
 DEFAULT_TIMEOUT = 5.0
 DEFAULT_TOTAL_TIMEOUT = 300.0
 NTP_PORT = 123
+EVERYWHERE = ("0.0.0.0/0", "::/0")
 
 
 class ProbePlanError(EgressError):
     """The probe cannot be planned as asked (unknown role, nothing to probe, a bad option)."""
 
 
-def _covers(req: Requirement, host: str, port: int) -> bool:
-    """Could the role's requirement allow ``host:port`` over TCP? (Conservative: an IP range or tag might hold the host.)"""
+def _names(req: Requirement, host: str, port: int) -> bool:
+    """Does the role's requirement allow ``host:port`` over TCP by name (or everywhere)?"""
     if req.protocol == "udp" or not any(r.contains(port) for r in req.ports):
         return False
-    if req.kind in ("any", "cidr", "service-tag"):
+    if req.kind == "any" or (req.kind == "cidr" and req.destination in EVERYWHERE):
         return True
     name = req.destination.lower()
     if req.kind == "wildcard":
         return host.endswith(name[1:])
-    return host == name
+    return req.kind == "fqdn" and host == name
 
 
-def _near_misses(reqs: list[Requirement]) -> list[dict]:
+def _may_hold(reqs: list[Requirement], port: int) -> list[Requirement]:
+    """The role's address ranges and service tags on ``port``: they might hold any host's addresses (unknowable offline)."""
+    return [r for r in reqs if r.kind in ("cidr", "service-tag") and r.protocol != "udp" and r.destination not in EVERYWHERE
+            and any(p.contains(port) for p in r.ports)]
+
+
+def _near_misses(reqs: list[Requirement], proxied) -> list[dict]:
+    """Near misses that can be judged. ``proxied(host, port)``: the proxy URL the role's clients use for it, or None.
+
+    A host known to answer (example.com on 443 and 80) always, unless a name rule of the role allows it: direct, a
+    refusal is judged against a requirement that got through on the same port. Through a proxy also a sibling of an exact
+    host (it never resolves publicly, so only the proxy's own refusal can judge it) and an allowed host on another port
+    (nothing may listen there): direct, neither could ever be told from a host that does not answer, so they are left out.
+    """
     exact = sorted({r.destination.lower() for r in reqs if r.kind == "fqdn" and r.protocol == "https"})
-    covered = lambda host, port: any(_covers(r, host, port) for r in reqs)  # noqa: E731
+    named = lambda host, port: any(_names(r, host, port) for r in reqs)  # noqa: E731
     out = []
-    sibling = next((h for h in exact if h.count(".") >= 2 and not covered(f"{SIBLING_LABEL}.{h.split('.', 1)[1]}", 443)), None)
-    if sibling:
-        out.append({"host": f"{SIBLING_LABEL}.{sibling.split('.', 1)[1]}", "port": 443,
+    sibling = next((h for h in exact if h.count(".") >= 2 and not named(f"{SIBLING_LABEL}.{h.split('.', 1)[1]}", 443)), None)
+    if sibling and proxied(f"{SIBLING_LABEL}.{sibling.split('.', 1)[1]}", 443):
+        out.append({"host": f"{SIBLING_LABEL}.{sibling.split('.', 1)[1]}", "port": 443, "protocol": "https",
                     "why": f"a sibling of the exact host {sibling}: a name rule must not allow its parent domain"})
     for host in exact:
-        port = next((p for p in OTHER_PORTS if not covered(host, p)), None)
-        if port is not None:
-            out.append({"host": host, "port": port, "why": f"the allowed host {host} on port {port}, which the role does not have"})
+        port = next((p for p in OTHER_PORTS if not named(host, p)), None)
+        if port is not None and proxied(host, port):
+            out.append({"host": host, "port": port, "protocol": "https", "why": f"the allowed host {host} on port {port}, which the role does not have"})
             break
-    if not covered(UNLISTED_HOST, 443):
-        out.append({"host": UNLISTED_HOST, "port": 443, "why": "a host no entry allows"})
+    for protocol, port in UNLISTED_PORTS:
+        if named(UNLISTED_HOST, port):
+            continue
+        why = "a host no entry allows"
+        ranges = _may_hold(reqs, port)
+        if ranges and not proxied(UNLISTED_HOST, port, protocol):
+            r = ranges[0]
+            why += (f"; the role's {r.kind} {r.destination} on port {port} might hold its addresses (unknowable offline): if it gets "
+                    "through, check that first")
+        out.append({"host": UNLISTED_HOST, "port": port, "protocol": protocol, "why": why})
     return out
 
 
@@ -189,12 +216,18 @@ def build_plan(catalog: Catalog, profile: Profile, reqs: Iterable[Requirement], 
             continue
         seen.add(key)
         checks.append(check)
-    for miss in _near_misses(mine):
-        check = {"host": miss["host"], "port": miss["port"], "protocol": "https", "via": "direct", "expect": "deny", "entries": [], "why": miss["why"]}
-        if setup is not None:
-            route, url, *_ = judge(setup, miss["host"], "fqdn", "https", miss["port"])
-            if route != DIRECT:
-                check.update(via="proxy", proxy=url)
+    def proxied(host: str, port: int, protocol: str = "https") -> Optional[str]:
+        if setup is None:
+            return None
+        route, url, *_ = judge(setup, host, "fqdn", protocol, port)
+        return None if route == DIRECT else url
+
+    for miss in _near_misses(mine, proxied):
+        check = {"host": miss["host"], "port": miss["port"], "protocol": miss["protocol"], "via": "direct", "expect": "deny", "entries": [],
+                 "why": miss["why"]}
+        url = proxied(miss["host"], miss["port"], miss["protocol"])
+        if url:
+            check.update(via="proxy", proxy=url)
         checks.append(check)
     proxied = any(c["via"] == "proxy" for c in checks)
     proxy = {"credentials_env": CREDENTIALS_ENV if profile.has_secret("proxyCredentials") else None,
