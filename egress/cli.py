@@ -534,7 +534,9 @@ def probe_command(
     report = run_plan(plan)
     _out(json.dumps(report, indent=2) + "\n" if fmt is ProbeFormat.json else markdown(report) if fmt is ProbeFormat.md else table(report))
     if not report["ok"]:
-        raise EgressError(f"stack '{stack}' role '{role}': {report['counts']['failed']} check(s) failed (listed above)")
+        failed = f"{report['counts']['failed']} check(s) failed (listed above)" if report["counts"]["failed"] else ""
+        unproven = "enforcement NOT proven: no near miss was conclusively denied" if report["enforcement"] == "not proven" else ""
+        raise EgressError(f"stack '{stack}' role '{role}': {'; '.join(m for m in (failed, unproven) if m)}")
 
 
 def main() -> None:
