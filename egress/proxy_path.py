@@ -231,23 +231,33 @@ def requirement_paths(catalog: Catalog, profile: Profile, requirements: Iterable
 
 def explain_lines(catalog: Catalog, profile: Profile, destination: str, kind: str, protocol: Optional[str], port: Optional[int],
                   no_inspection: Optional[NoTlsInspection] = None) -> list[str]:
-    """What ``egress explain`` says of one destination per cluster proxy: via proxy X, direct because of entry Y, or not reachable."""
+    """What ``egress explain`` says of one destination per cluster proxy: via proxy X, direct because of entry Y, or not reachable.
+
+    ``protocol`` None (no requirement names the destination): port 80 is read as HTTP and 443 (or none) as HTTPS, for a
+    name and an address alike. Any other port may carry HTTPS or another TCP protocol, and the two take different paths (a
+    Go client sends every https:// URL to httpsProxy whatever its port, golang/net http/httpproxy/proxy.go proxyForURL,
+    094d4385; a client of another protocol connects itself), so both readings are given."""
     if not profile.cluster_proxy or not (profile.http_proxy or profile.https_proxy):
         return []
-    protocol = protocol or ({80: "http"}.get(port or 443, "https") if kind not in ("ip", "cidr") or port in (80, 443, None) else "tcp")
+    if protocol is None and port not in (None, 80, 443):
+        readings = [("https", f" as HTTPS on port {port}"), ("tcp", f" as another TCP protocol on port {port}")]
+    else:
+        readings = [(protocol or ("http" if port == 80 else "https"), "")]
     lines = []
     for setup in setups(catalog, profile):
-        route, url, entry, reason, approximate = judge(setup, destination, kind, protocol, port or (80 if protocol == "http" else 443), no_inspection)
-        head = f"{setup.label}: {destination}"
-        if route == PROXY:
-            line = f"{head} goes through {url} (no entry of {setup.list_name} covers it): the proxy must allow it"
-        elif route == UNREACHABLE:
-            line = f"{head} is not reachable: it goes through {url}, but {reason}"
-        elif entry:
-            line = f"{head} goes direct, not through the proxy, because of {setup.list_name} entry '{entry}' ({reason}): the firewall must allow it"
-        else:
-            line = f"{head} goes direct, not through the proxy ({reason}): the firewall must allow it"
-        if approximate:
-            line += f" [approximate: {approximate}]"
-        lines.append(line)
+        for reading, how in readings:
+            route, url, entry, reason, approximate = judge(setup, destination, kind, reading, port or (80 if reading == "http" else 443),
+                                                           no_inspection)
+            head = f"{setup.label}: {destination}{how}"
+            if route == PROXY:
+                line = f"{head} goes through {url} (no entry of {setup.list_name} covers it): the proxy must allow it"
+            elif route == UNREACHABLE:
+                line = f"{head} is not reachable: it goes through {url}, but {reason}"
+            elif entry:
+                line = f"{head} goes direct, not through the proxy, because of {setup.list_name} entry '{entry}' ({reason}): the firewall must allow it"
+            else:
+                line = f"{head} goes direct, not through the proxy ({reason}): the firewall must allow it"
+            if approximate:
+                line += f" [approximate: {approximate}]"
+            lines.append(line)
     return lines

@@ -150,6 +150,20 @@ def test_explain_names_the_path(run_cli, stack_name, destination, line):
     assert line in out.splitlines()
 
 
+@pytest.mark.parametrize("destination", ["203.0.113.9:8443", "unlisted.example.net:8443", "[2001:db8::9]:8443"])
+def test_explain_reads_an_unlisted_port_alike_for_names_and_addresses(run_cli, destination):
+    # review of issue 21, item 9: an address on 8443 was 'direct (not HTTP)' while a name on 8443 went 'through the proxy';
+    # a Go HTTPS client sends either to the proxy, a client of another protocol connects to either itself
+    host = destination.rsplit(":", 1)[0].strip("[]")
+    code, out, err = run_cli("explain", destination, "--stack", "openshift")
+    assert code == 0, err
+    assert [line for line in out.splitlines() if line.startswith("Note: OpenShift cluster Proxy")] == [
+        f"Note: OpenShift cluster Proxy: {host} as HTTPS on port 8443 goes through http://proxy.corp.example.com:3128 "
+        "(no entry of status.noProxy covers it): the proxy must allow it",
+        f"Note: OpenShift cluster Proxy: {host} as another TCP protocol on port 8443 goes direct, not through the proxy (tcp/8443 is not "
+        "HTTP: clients connect themselves, a forward proxy carries only HTTP and HTTPS): the firewall must allow it"]
+
+
 def test_explain_says_a_pinned_host_is_not_reachable_through_an_inspecting_proxy(run_cli, project_copy):
     # AKS keeps its own API server off the proxy; a kubeadm proxy environment behind the same inspecting proxy does not
     path = project_copy / "stacks" / "Pulumi.aks-proxy.yaml"
