@@ -119,3 +119,19 @@ def test_render_summary_names_the_probe_jobs():
         "probe Job(s) in namespace egress-probe: egress-probe-nodes, egress-probe-control-plane")
     catalog, profile, reqs = stack("openshift")
     assert "probe" not in summary(compile_kubernetes(catalog, profile, reqs))
+
+
+def test_a_job_reading_proxy_credentials_says_how_to_create_its_secret():
+    """Review finding 8: without probeDeploy nothing creates the Secret and the pod waits in CreateContainerConfigError;
+    the rendered Job says which Secret, which key and what value (user:password as typed, not percent-encoded)."""
+    catalog, profile, reqs = stack("openshift", probe_job=True)
+    profile = profile.with_secrets({"proxyCredentials"})
+    files = {p: yaml.safe_load(t) for p, t in render(compile_kubernetes(catalog, profile, reqs)).items() if "job-egress-probe" in p}
+    job = files["kubernetes/job-egress-probe-egress-probe-nodes.yaml"]
+    validate(job)
+    assert job["metadata"]["annotations"] == {"egress-matrix/proxy-credentials": (
+        "kubectl create secret generic egress-probe-proxy-credentials -n egress-probe --from-literal=credentials='user:password' "
+        "(as typed, not percent-encoded; probeDeploy creates it from proxyCredentials)")}
+    [env] = [e for e in job["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "EGRESS_PROBE_PROXY_CREDENTIALS"]
+    assert env["valueFrom"] == {"secretKeyRef": {"name": "egress-probe-proxy-credentials", "key": "credentials"}}
+    assert "annotations" not in _files("kkp", cluster_proxy=())["kubernetes/job-egress-probe-egress-probe-nodes.yaml"]["metadata"]

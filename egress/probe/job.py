@@ -30,6 +30,15 @@ AGENT = Path(__file__).with_name("agent.py")
 MOUNT = "/probe"
 NOBODY = 65534  # the conventional unprivileged uid/gid ('nobody' in Debian's base-passwd, which the python images use)
 CREDENTIALS_SECRET = f"{NAME}-proxy-credentials"  # created by the program from proxyCredentials; never rendered
+CREDENTIALS_KEY = "credentials"
+
+
+def credentials_howto(namespace: str) -> str:
+    """What a kubectl user must create before the Job can start (with probeDeploy the program creates it): the pod waits
+    in CreateContainerConfigError until the Secret exists. The value is user:password as typed, not percent-encoded (the
+    agent sends it as an RFC 7617 Basic Proxy-Authorization; percent-encoding belongs only in a proxy URL)."""
+    return (f"kubectl create secret generic {CREDENTIALS_SECRET} -n {namespace} --from-literal={CREDENTIALS_KEY}='user:password' "
+            "(as typed, not percent-encoded; probeDeploy creates it from proxyCredentials)")
 IN_CLUSTER_ROLES = ("nodes", "control-plane", "seed")
 # kubernetes.io/docs/reference/labels-annotations-taints ("node-role.kubernetes.io/control-plane", read 2026-11-24)
 CONTROL_PLANE = "node-role.kubernetes.io/control-plane"
@@ -81,8 +90,10 @@ def config_map(job: ProbeJobPlan) -> dict:
 def job_object(job: ProbeJobPlan) -> dict:
     labels = {**LABELS, "egress-matrix/probe-role": job.role}
     env = [{"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}]
+    annotations = {}
     if job.credentials:
-        env.append({"name": CREDENTIALS_ENV, "valueFrom": {"secretKeyRef": {"name": CREDENTIALS_SECRET, "key": "credentials"}}})
+        env.append({"name": CREDENTIALS_ENV, "valueFrom": {"secretKeyRef": {"name": CREDENTIALS_SECRET, "key": CREDENTIALS_KEY}}})
+        annotations["egress-matrix/proxy-credentials"] = credentials_howto(job.namespace)
     container = {
         "name": "probe", "image": job.image, "imagePullPolicy": "IfNotPresent",
         "command": ["python3", "-I", f"{MOUNT}/agent.py", f"{MOUNT}/plan.json", "--format", "json"],
@@ -106,7 +117,8 @@ def job_object(job: ProbeJobPlan) -> dict:
     if job.role == "control-plane":
         pod["nodeSelector"] = {CONTROL_PLANE: ""}
         pod["tolerations"] = [{"key": CONTROL_PLANE, "operator": "Exists", "effect": "NoSchedule"}]
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": job.name, "namespace": job.namespace, "labels": labels},
+    meta = {"name": job.name, "namespace": job.namespace, "labels": labels, **({"annotations": annotations} if annotations else {})}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
             "spec": {"backoffLimit": 0, "ttlSecondsAfterFinished": 86400, "activeDeadlineSeconds": int(job.total_timeout) + 120,
                      "template": {"metadata": {"labels": labels, "annotations": {"egress-matrix/probe-hash": job.config_hash}}, "spec": pod}}}
 
