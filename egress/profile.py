@@ -602,6 +602,15 @@ class Profile(BaseModel):
                                "set egress-matrix:probeJob: true as well, or remove probeDeploy")
         return value
 
+    @field_validator("probe_namespace")
+    @classmethod
+    def _probe_namespace_not_the_proxy_s(cls, value: str, info: ValidationInfo) -> str:
+        # Both render (and the program registers) a Namespace object of that name: two owners of one object.
+        if info.data.get("probe_job") and info.data.get("egress_proxy") and value == info.data.get("egress_proxy_namespace"):
+            raise AddressError(f"the egress proxy's namespace is '{value}' too, and each renders its own Namespace object of that name",
+                               "give probeNamespace another name (default egress-probe)")
+        return value
+
     @field_validator("probe_roles")
     @classmethod
     def _probe_roles_in_cluster(cls, values: tuple[str, ...]) -> tuple[str, ...]:
