@@ -7,16 +7,20 @@ reader learns *why* a destination goes direct. Pure; its tests port Go's own tab
 
 - ``*`` alone sends everything direct; ``localhost`` and loopback addresses never use a proxy.
 - An IP or CIDR entry matches IP-literal destinations only (a name is never resolved for it); ``ip:port`` that port only.
+  A CIDR is ``address/prefix-length`` (net.ParseCIDR): a netmask form such as ``10.0.0.0/255.0.0.0`` is no CIDR to Go,
+  which then reads the entry as a domain name that matches nothing (``netmask_entry`` finds them, to refuse them).
 - A name matches itself and its subdomains (``example.com``); ``.example.com`` and ``*.example.com`` subdomains only;
   ``name:port`` that port only. Entries are trimmed and lower-cased; empty ones are skipped.
 """
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
 Address = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
+Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
 
 
 @dataclass(frozen=True)
@@ -27,7 +31,7 @@ class Bypass:
     reason: str
 
 
-def _split_host_port(text: str) -> Optional[tuple[str, str]]:
+def split_host_port(text: str) -> Optional[tuple[str, str]]:
     """net.SplitHostPort: ("host", "port") or None where Go returns an error (no port, too many colons)."""
     if text.startswith("["):
         end = text.find("]")
@@ -38,6 +42,28 @@ def _split_host_port(text: str) -> Optional[tuple[str, str]]:
         return None
     host, _, port = text.partition(":")
     return host, port
+
+
+def go_cidr(entry: str) -> Optional[Network]:
+    """The network of a CIDR entry as net.ParseCIDR reads it (host bits allowed), or None: Go takes only a decimal prefix
+    length after the '/', where Python's ip_network also takes a netmask or a hostmask."""
+    address, slash, bits = entry.strip().partition("/")
+    if not slash or not re.fullmatch(r"[0-9]{1,3}", bits):
+        return None
+    try:
+        return ipaddress.ip_network(entry.strip(), strict=False)
+    except ValueError:
+        return None
+
+
+def netmask_entry(entry: str) -> Optional[str]:
+    """For an entry written ``address/netmask`` (which Go does not read as a CIDR): the CIDR it was meant to be."""
+    if go_cidr(entry) is not None or "/" not in entry:
+        return None
+    try:
+        return str(ipaddress.ip_network(entry.strip(), strict=False))
+    except ValueError:
+        return None
 
 
 def _ip(text: str) -> Optional[Address]:
@@ -65,15 +91,12 @@ def bypass(no_proxy: str, host: str, port: int) -> Optional[Bypass]:
             continue
         if entry == "*":
             return Bypass(written.strip(), "noProxy '*' sends every destination direct")
-        try:
-            network = ipaddress.ip_network(entry, strict=False) if "/" in entry else None
-        except ValueError:
-            network = None
+        network = go_cidr(entry)
         if network is not None:
             if ip is not None and ip in network:
                 ip_matches.append(Bypass(written.strip(), f"{host} is in noProxy CIDR {entry}"))
             continue
-        split = _split_host_port(entry)
+        split = split_host_port(entry)
         entry_host, entry_port = split if split is not None else (entry, "")
         if split is not None and not entry_host:
             continue  # no host part: Go ignores the malformed entry

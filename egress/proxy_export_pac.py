@@ -11,6 +11,7 @@ import ipaddress
 import re
 from typing import Optional
 
+from .no_proxy_match import go_cidr
 from .proxy_export import ProxyExport, ProxyExportError, Row
 
 
@@ -24,10 +25,9 @@ def _pac_no_proxy(entry: str) -> Optional[str]:
         return None
     if entry == "*":
         return "true"
-    try:
-        network = ipaddress.ip_network(entry, strict=False) if "/" in entry else None
-    except ValueError:
-        network = None
+    network = go_cidr(entry)
+    if network is None and "/" in entry:
+        return None  # not address/prefix-length: Go reads it as a name no host has
     if network is not None:
         if network.version == 6:
             return None  # PAC's isInNet is IPv4 only; the comment above the line says so

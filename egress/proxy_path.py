@@ -38,7 +38,7 @@ from typing import Iterable, Optional
 
 from .errors import EgressError
 from .models import Catalog, NoTlsInspection, Requirement
-from .no_proxy_match import bypass
+from .no_proxy_match import bypass, go_cidr
 from .profile import PROJECT, Profile
 from .redact import redact_url
 
@@ -112,29 +112,32 @@ def setups(catalog: Catalog, profile: Profile, where: str = "") -> tuple[Setup, 
 
     plan = compile_cluster_proxy(catalog, profile, None, profile.has_secret("proxyCredentials"))  # the distributions' own checks
     http, https = redact_url(plan.http_proxy), redact_url(plan.https_proxy)
-    out = []
-    for kind in profile.cluster_proxy:
-        named: dict[str, str] = {}
-        if kind == "openshift":
-            no_proxy = tuple(e for e in (plan.openshift_status_no_proxy or "").split(",") if e)
-        elif kind == "kkp":
-            no_proxy = tuple(e for e in plan.kkp.no_proxy.split(",") if e)
-        elif kind == "kubeadm":
-            no_proxy = tuple(e for e in (plan.kubeadm_no_proxy or "").split(",") if e)
-        else:
-            added = [*AKS_ADDED, *profile.pod_cidrs, *profile.service_cidrs, *(profile.machine_cidrs or profile.node_sources)]
-            api = AKS_API_SERVER.get(profile.cloud or "")
-            if api and profile.location:
-                host = api.format(location=profile.location)
-                named[host] = f"AKS adds the cluster's API server host, <its name>.{host[2:]}, which {host} stands for"
-                added.append(host)
-            no_proxy = tuple(dict.fromkeys([*plan.no_proxy, *added]))
-        out.append(Setup(kind, KIND_ROLES[kind], http, https, no_proxy, named, profile.proxy_inspects_tls))
-    return tuple(out)
+    return tuple(Setup(kind, KIND_ROLES[kind], http, https, *kind_no_proxy(kind, plan, profile), profile.proxy_inspects_tls)
+                 for kind in profile.cluster_proxy)
 
 
-def _uses(setup: Setup, role: str, profile: Profile) -> bool:
-    return role in setup.roles or role in profile.source_groups
+def kind_no_proxy(kind: str, plan, profile: Profile) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The noProxy a kind of cluster really applies, from its ``ClusterProxyPlan``: the entries, and what an entry stands
+    for where it is not the user's text (the AKS API server's wildcard). One list for explain, export and the direct check."""
+    named: dict[str, str] = {}
+    if kind == "openshift":
+        return tuple(e for e in (plan.openshift_status_no_proxy or "").split(",") if e), named
+    if kind == "kkp":
+        return tuple(e for e in (plan.kkp.no_proxy if plan.kkp else "").split(",") if e), named
+    if kind == "kubeadm":
+        return tuple(e for e in (plan.kubeadm_no_proxy or "").split(",") if e), named
+    added = [*AKS_ADDED, *profile.pod_cidrs, *profile.service_cidrs, *(profile.machine_cidrs or profile.node_sources)]
+    api = AKS_API_SERVER.get(profile.cloud or "")
+    if api and profile.location:
+        host = api.format(location=profile.location)
+        named[host] = f"AKS adds the cluster's API server host, <its name>.{host[2:]}, which {host} stands for"
+        added.append(host)
+    return tuple(dict.fromkeys([*plan.no_proxy, *added])), named
+
+
+def uses_proxy(kind: str, role: str, profile: Profile) -> bool:
+    """Does ``role`` (or source group: a node pool) use a cluster proxy of this kind?"""
+    return role in KIND_ROLES[kind] or role in profile.source_groups
 
 
 def _host(destination: str, kind: str) -> str:
@@ -167,9 +170,8 @@ def judge(setup: Setup, destination: str, kind: str, protocol: str, port: int,
         network = ipaddress.ip_network(host, strict=False)
         found = None
         for written in setup.no_proxy:
-            try:
-                entry = ipaddress.ip_network(written.strip(), strict=False)
-            except ValueError:
+            entry = go_cidr(written)
+            if entry is None:
                 continue
             if network.version == entry.version and network.subnet_of(entry):
                 found = (written, f"{host} is inside noProxy CIDR {written}")
@@ -216,7 +218,7 @@ def requirement_paths(catalog: Catalog, profile: Profile, requirements: Iterable
     out = []
     for req in requirements:
         ports = format_ports(req.ports)
-        users = [s for s in found if _uses(s, req.role, profile)]
+        users = [s for s in found if uses_proxy(s.kind, req.role, profile)]
         if not users:
             kinds = ", ".join(f"{s.kind} ({'/'.join(s.roles)})" for s in found)
             out.append(Path("", req.role, req.destination, req.protocol, ports, DIRECT,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from egress.no_proxy_match import bypass
+from egress.no_proxy_match import bypass, netmask_entry
 
 # Go's test configuration and table, verbatim: host -> whether the proxy is used (Go's "match")
 NO_PROXY = ("foobar.com, .barbaz.net, *.wildcard.io, 192.168.1.1, 192.168.1.2:81, 192.168.1.3:80, 10.0.0.0/30, 2001:db8::52:0:1, "
@@ -58,3 +58,20 @@ def test_explain_says_whether_a_destination_goes_through_the_corporate_proxy(run
 def test_explain_says_nothing_of_a_proxy_the_stack_has_not(run_cli):
     code, out, err = run_cli("explain", "quay.io:443", "--stack", "kkp-aws")
     assert "OpenShift cluster Proxy" not in out
+
+
+@pytest.mark.parametrize("entry, host, matched", [
+    ("10.0.0.0/8", "10.1.2.3", "10.0.0.0/8"),
+    ("10.0.0.0/255.0.0.0", "10.1.2.3", None),  # net.ParseCIDR takes no netmask: Go reads the entry as a name no host has
+    ("10.0.0.0/0.255.255.255", "10.1.2.3", None),  # nor a hostmask
+    ("10.0.0.5/8", "10.9.9.9", "10.0.0.5/8"),  # host bits are fine for ParseCIDR
+])
+def test_a_cidr_is_address_and_prefix_length_only(entry, host, matched):
+    found = bypass(entry, host, 443)
+    assert (found.entry if found else None) == matched
+
+
+def test_netmask_entries_are_found_with_the_cidr_they_meant():
+    assert netmask_entry("10.0.0.0/255.0.0.0") == "10.0.0.0/8"
+    assert netmask_entry("192.168.1.0/0.0.0.255") == "192.168.1.0/24"
+    assert netmask_entry("10.0.0.0/8") is None and netmask_entry("example.com") is None and netmask_entry("a/b") is None

@@ -79,9 +79,9 @@ def test_go_matching_subtleties_decide_for_the_noproxy_a_kind_applies(no_proxy, 
     assert len(vcenter) == 1
     if proxied:
         with pytest.raises(DirectPathError, match=r"with clusterProxy kubeadm, vcenter\.example\.com:443 .* no entry of the nodes' NO_PROXY"):
-            check_direct_paths(catalog, plan, vcenter, profile.no_proxy)
+            check_direct_paths(catalog, plan, vcenter, profile)
     else:
-        check_direct_paths(catalog, plan, vcenter, profile.no_proxy)
+        check_direct_paths(catalog, plan, vcenter, profile)
 
 
 def test_a_vcenter_by_ip_is_covered_by_an_ip_or_a_cidr_and_by_the_machine_network_the_operator_adds():
@@ -129,11 +129,11 @@ def test_only_the_roles_a_kind_of_proxy_governs_are_checked():
     catalog, profile, _ = stack("openshift", no_proxy=(".corp.example.com",))
     plan = compile_cluster_proxy(catalog, profile, None, False)
     vcenter = req("vcenter.example.com", "fqdn", "https", entry="openshift-vsphere-vcenter", role="bastion")
-    check_direct_paths(catalog, plan, [vcenter], profile.no_proxy)  # the installer's host does not read the cluster Proxy
+    check_direct_paths(catalog, plan, [vcenter], profile)  # the installer's host does not read the cluster Proxy
     with pytest.raises(DirectPathError):
-        check_direct_paths(catalog, plan, [vcenter.model_copy(update={"role": "nodes"})], profile.no_proxy)
+        check_direct_paths(catalog, plan, [vcenter.model_copy(update={"role": "nodes"})], profile)
     kkp = plan.model_copy(update={"kinds": ("kkp",), "kkp": None})
-    assert applied_no_proxy(kkp) == {"kkp": ""}
+    assert applied_no_proxy(kkp, profile) == {"kkp": ""}
 
 
 def test_a_port_range_is_judged_port_by_port_where_entries_name_ports():
@@ -201,9 +201,9 @@ def test_only_http_and_https_use_the_proxy_so_only_they_are_checked(protocol, ch
     vcenter = req("vcenter.example.com", "fqdn", protocol, entry="openshift-vsphere-vcenter", role="control-plane")
     if checked:
         with pytest.raises(DirectPathError):
-            check_direct_paths(catalog, plan, [vcenter], profile.no_proxy)
+            check_direct_paths(catalog, plan, [vcenter], profile)
     else:
-        check_direct_paths(catalog, plan, [vcenter], profile.no_proxy)  # UDP, and TCP that is not HTTP, connect directly
+        check_direct_paths(catalog, plan, [vcenter], profile)  # UDP, and TCP that is not HTTP, connect directly
 
 
 @pytest.mark.parametrize("no_proxy", [(".corp.example.com",), ("vcenter.example.com",), (".example.com",), ("10.0.0.0/8",), (".vcenter.example.com",)])
@@ -219,3 +219,40 @@ def test_the_check_agrees_with_the_paths_explain_and_export_show(no_proxy):
     except DirectPathError:
         refused = True
     assert refused == (path.route != DIRECT)
+
+
+# -- review of issue 21, item 13: the check, explain and export judge with one noProxy and one set of users ----------------
+
+def test_a_source_group_uses_the_cluster_proxy_so_its_direct_destinations_are_checked():
+    catalog, profile, _ = stack("openshift", no_proxy=(".corp.example.com",), source_groups={"payments": ("10.0.5.0/24",)})
+    plan = compile_cluster_proxy(catalog, profile, None, False)
+    vcenter = req("vcenter.example.com", "fqdn", "https", entry="openshift-vsphere-vcenter", role="payments")
+    from egress.proxy_path import PROXY, requirement_paths
+
+    assert [p.route for p in requirement_paths(catalog, profile, [vcenter])] == [PROXY]  # explain and export: through the proxy
+    with pytest.raises(DirectPathError, match=r"vcenter\.example\.com:443 \(entry openshift-vsphere-vcenter, role payments\) goes through the proxy"):
+        check_direct_paths(catalog, plan, [vcenter], profile)
+
+
+@pytest.mark.parametrize("destination, kind", [
+    ("10.244.1.5", "ip"),  # the pod network AKS adds to effectiveNoProxy
+    ("168.63.129.16", "ip"),  # Azure's wire server, added by AKS
+    ("konnectivity", "fqdn"),
+    ("abc-123.hcp.westeurope.azmk8s.io", "fqdn"),  # the cluster's API server host, added by AKS
+    ("10.50.3.4", "ip"),  # the stack's own noProxy
+    ("vcenter.other.example", "fqdn"),  # nothing covers it
+])
+def test_the_aks_check_judges_with_the_entries_aks_adds_as_explain_and_export_do(destination, kind):
+    from egress.proxy_path import DIRECT, requirement_paths
+
+    catalog, profile, _ = stack("aks-proxy")
+    plan = compile_cluster_proxy(catalog, profile, None, False)
+    direct = req(destination, kind, "https", entry="openshift-vsphere-vcenter", role="nodes")  # an entry whose 'direct' is set
+    (path,) = requirement_paths(catalog, profile, [direct])
+    try:
+        check_direct_paths(catalog, plan, [direct], profile)
+        refused = False
+    except DirectPathError:
+        refused = True
+    assert refused == (path.route != DIRECT)
+    assert refused == (destination == "vcenter.other.example")

@@ -181,3 +181,23 @@ def test_explain_says_a_pinned_host_is_not_reachable_through_an_inspecting_proxy
 def test_explain_says_nothing_of_a_proxy_the_stack_has_not(run_cli):
     code, out, err = run_cli("explain", "quay.io:443", "--stack", "kkp-aws")
     assert "cluster proxy" not in out.lower() and "through http" not in out
+
+
+def test_a_kkp_stack_takes_a_name_and_port_no_proxy_entry_as_go_does(run_cli, project_copy):
+    # review of issue 21, item 13: OpenShift's operator refuses host:port in noProxy, KKP's nodes hand it to Go clients,
+    # which match that port only; the operator's check (and its error naming OpenShift) applies to clusterProxy openshift only
+    path = project_copy / "stacks" / "Pulumi.kkp.yaml"
+    text = path.read_text()
+    old = "  egress-matrix:httpProxy: http://proxy.corp.example.com:3128\n"
+    assert old in text
+    path.write_text(text.replace(old, old + "  egress-matrix:noProxy: [git.corp.example.com:8443]\n"))
+    lines = {}
+    for port in (8443, 443):
+        code, out, err = run_cli("explain", f"git.corp.example.com:{port}", "--stack", "kkp", "--project", str(project_copy))
+        assert code == 0, err
+        lines[port] = [line for line in out.splitlines() if line.startswith("Note: KKP node proxy")][0]
+    assert lines[8443] == ("Note: KKP node proxy: git.corp.example.com as HTTPS on port 8443 goes direct, not through the proxy, because of "
+                           "the datacenter's node.noProxy entry 'git.corp.example.com:8443' (git.corp.example.com is noProxy domain "
+                           "git.corp.example.com:8443): the firewall must allow it")
+    assert lines[443] == ("Note: KKP node proxy: git.corp.example.com goes through http://proxy.corp.example.com:3128 (no entry of the "
+                          "datacenter's node.noProxy covers it): the proxy must allow it")

@@ -21,6 +21,7 @@ from ...addresses import AddressError
 from ...errors import EgressError
 from ...gonet import parse_request_uri
 from ...models import Catalog, Requirement, Strict
+from ...no_proxy_match import netmask_entry
 from ...noproxy import openshift_no_proxy
 from ...pem import check_certificates_only
 from ...profile import Profile
@@ -115,12 +116,17 @@ def compile_cluster_proxy(catalog: Catalog, profile: Profile, proxy_url: Optiona
             raise _fail("proxyReadinessEndpoints", list(profile.proxy_readiness_endpoints), f"item {number} carries credentials, which the Proxy "
                         "object would hold in plain text", "remove them: the operator fetches readiness endpoints through the proxy without credentials")
     no_proxy = ",".join(profile.no_proxy)
-    try:
-        validate_proxy_spec(http_proxy, https_proxy, no_proxy, profile.proxy_readiness_endpoints)
-    except ProxyValidationError as exc:
-        raise _fail("httpProxy / httpsProxy / noProxy / proxyReadinessEndpoints", [http_proxy, https_proxy, no_proxy],
-                    f"OpenShift's network operator would refuse the Proxy ({degraded_message(str(exc)).rstrip('.')})",
-                    "correct the value the operator names") from None
+    if "openshift" in kinds:  # the network operator's check; KKP, AKS and kubeadm hand noProxy to Go clients (host:port is fine there)
+        try:
+            validate_proxy_spec(http_proxy, https_proxy, no_proxy, profile.proxy_readiness_endpoints)
+        except ProxyValidationError as exc:
+            raise _fail("httpProxy / httpsProxy / noProxy / proxyReadinessEndpoints", [http_proxy, https_proxy, no_proxy],
+                        f"OpenShift's network operator would refuse the Proxy ({degraded_message(str(exc)).rstrip('.')})",
+                        "correct the value the operator names") from None
+    for entry in profile.no_proxy:
+        if (cidr := netmask_entry(entry)) is not None:
+            raise _fail("noProxy", entry, "Go's NO_PROXY matching reads a CIDR as address/prefix-length only and takes this netmask form for "
+                        "a host name, which matches nothing, so those addresses would go through the proxy", f"write it as {cidr}")
     if profile.proxy_trusted_ca is not None:
         try:
             check_certificates_only(profile.proxy_trusted_ca)
@@ -153,7 +159,7 @@ def compile_cluster_proxy(catalog: Catalog, profile: Profile, proxy_url: Optiona
         nodes = profile.machine_cidrs or profile.node_sources
         plan["kubeadm_no_proxy"] = ",".join(dict.fromkeys([*KUBEADM_NO_PROXY_BASE, *profile.pod_cidrs, *profile.service_cidrs, *nodes, *profile.no_proxy]))
     compiled = ClusterProxyPlan(**plan)
-    check_direct_paths(catalog, compiled, requirements, profile.no_proxy)
+    check_direct_paths(catalog, compiled, requirements, profile)
     return compiled
 
 

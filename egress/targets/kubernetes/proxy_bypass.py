@@ -11,8 +11,9 @@ Which noProxy, and whose connections it governs (the roles checked):
 - kkp: the Seed datacenter's ``node.noProxy``; only the user cluster's nodes get it (the seed's own components take the
   KubermaticConfiguration's proxy, which the stack does not set).
 - kubeadm: the NO_PROXY of containerd's and kubelet's environment on the worker nodes.
-- aks: the stack's noProxy as given (AKS adds entries of its own, not modelled: the check can only be stricter).
-Roles and routes agree with egress/proxy_path.py (explain, export --for proxy): only HTTP and HTTPS use a forward proxy
+- aks: the stack's noProxy plus what AKS adds itself (observed values, ``proxy_path.kind_no_proxy``).
+The noProxy lists and who uses each proxy (the kind's roles, and every source group: node pools) are egress/proxy_path.py's
+(explain, export --for proxy), so the check and those commands never disagree: only HTTP and HTTPS use a forward proxy
 (UDP, and TCP that is not HTTP, connect directly whatever noProxy says), so only those requirements are checked.
 """
 from __future__ import annotations
@@ -22,12 +23,13 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from ...errors import EgressError
 from ...models import Catalog, Entry, Requirement
-from ...no_proxy_match import _split_host_port, bypass
+from ...no_proxy_match import bypass, split_host_port
+from ...profile import Profile
+from ...proxy_path import kind_no_proxy, uses_proxy
 
 if TYPE_CHECKING:  # cluster_proxy calls this module
     from .cluster_proxy import ClusterProxyPlan
 
-ROLES = {"openshift": ("control-plane", "nodes"), "kkp": ("nodes",), "kubeadm": ("nodes",), "aks": ("nodes",)}
 WHOSE = {"openshift": "the OpenShift Proxy's status.noProxy", "kkp": "the KKP Seed datacenter's node.noProxy",
          "kubeadm": "the nodes' NO_PROXY (containerd, kubelet)", "aks": "the AKS cluster's noProxy"}
 
@@ -36,11 +38,9 @@ class DirectPathError(EgressError):
     """A destination a vendor document says the cluster must reach directly would go through the cluster-wide proxy."""
 
 
-def applied_no_proxy(plan: "ClusterProxyPlan") -> dict[str, str]:
+def applied_no_proxy(plan: "ClusterProxyPlan", profile: Profile) -> dict[str, str]:
     """clusterProxy kind -> the noProxy that kind of cluster really applies."""
-    values = {"openshift": plan.openshift_status_no_proxy, "kkp": plan.kkp.no_proxy if plan.kkp else None,
-              "kubeadm": plan.kubeadm_no_proxy, "aks": ",".join(plan.no_proxy)}
-    return {kind: values[kind] or "" for kind in plan.kinds}
+    return {kind: ",".join(kind_no_proxy(kind, plan, profile)[0]) for kind in plan.kinds}
 
 
 def _direct_entry(catalog: Catalog, requirement: Requirement) -> Optional[Entry]:
@@ -55,7 +55,7 @@ def _named_ports(no_proxy: str) -> set[int]:
     """The ports ``name:port`` / ``ip:port`` entries name: the only ports where the answer can differ."""
     ports = set()
     for entry in no_proxy.split(","):
-        split = _split_host_port(entry.strip())
+        split = split_host_port(entry.strip())
         if split is not None and split[1].isdigit():
             ports.add(int(split[1]))
     return ports
@@ -89,13 +89,14 @@ def _fix(host: str, stack_no_proxy: tuple[str, ...]) -> str:
     return f"add {host} to egress-matrix:noProxy" + (" (a CIDR entry never covers a host name: the clients match the name they connect to)" if cidrs else "")
 
 
-def check_direct_paths(catalog: Catalog, plan: "ClusterProxyPlan", requirements: Iterable[Requirement], stack_no_proxy: tuple[str, ...]) -> None:
+def check_direct_paths(catalog: Catalog, plan: "ClusterProxyPlan", requirements: Iterable[Requirement], profile: Profile) -> None:
     """Raise DirectPathError for the first destination (by clusterProxy kind, then requirement order) a vendor document
     says the cluster must reach directly that the kind's applied noProxy would send through the proxy."""
     requirements = [r for r in requirements if r.kind in ("fqdn", "ip") and r.protocol in ("http", "https")]
-    for kind, no_proxy in applied_no_proxy(plan).items():
+    stack_no_proxy = profile.no_proxy
+    for kind, no_proxy in applied_no_proxy(plan, profile).items():
         for requirement in requirements:
-            entry = _direct_entry(catalog, requirement) if requirement.role in ROLES[kind] else None
+            entry = _direct_entry(catalog, requirement) if uses_proxy(kind, requirement.role, profile) else None
             port = proxied_port(no_proxy, requirement) if entry is not None else None
             if entry is None or entry.direct is None or port is None:
                 continue
