@@ -176,6 +176,7 @@ PATHS = {
     "/repository-secrets": 403, "/repo-x": 403, "/pub/toolsx": 403, "/v1x2/index.json": 403, "/private/": 403,
     "/repo/../admin": 403, "/repo/..": 403, "/repo/%2e%2e/admin": 403, "/repo/%2E%2e/admin": 403, "/repo/.%2e/admin": 403,
     "/repo/..;/admin": 403, "/repo/..%2fadmin": 403, "/repo%2f../admin": 403, "/pub/tools/../../etc/passwd": 403,
+    "/repo/..\\admin": 403, "/repo/..%5cadmin": 403, "/repo/x..": 200, "/REPO/x": 403,  # some servers split at '\\'; paths keep case
 }
 
 
