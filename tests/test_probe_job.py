@@ -135,3 +135,9 @@ def test_a_job_reading_proxy_credentials_says_how_to_create_its_secret():
     [env] = [e for e in job["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "EGRESS_PROBE_PROXY_CREDENTIALS"]
     assert env["valueFrom"] == {"secretKeyRef": {"name": "egress-probe-proxy-credentials", "key": "credentials"}}
     assert "annotations" not in _files("kkp", cluster_proxy=())["kubernetes/job-egress-probe-egress-probe-nodes.yaml"]["metadata"]
+    from egress.targets.kubernetes import summary
+
+    assert summary(compile_kubernetes(catalog, profile, reqs)).splitlines()[-1] == (
+        "  note: egress-probe-nodes read the proxy credentials from a Secret; applying the render yourself, create it first: "
+        "kubectl create secret generic egress-probe-proxy-credentials -n egress-probe --from-literal=credentials='user:password' "
+        "(as typed, not percent-encoded; probeDeploy creates it from proxyCredentials)")

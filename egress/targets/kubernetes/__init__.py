@@ -46,6 +46,12 @@ def summary(plan: KubernetesPlan) -> str:
     lines = ["; ".join(parts), *left_out_lines("kubernetes", plan.egress_proxy.left_out if plan.egress_proxy else ())]
     if plan.api_allowlist:
         lines += [f"  warning: {w}" for w in plan.api_allowlist.warnings]
+    reading = [j for j in plan.probe or () if j.credentials]
+    if reading:
+        from ...probe.job import credentials_howto
+
+        lines.append(f"  note: {', '.join(j.name for j in reading)} read the proxy credentials from a Secret; applying the render yourself, "
+                     f"create it first: {credentials_howto(reading[0].namespace)}")
     return redact("\n".join(lines))
 
 
