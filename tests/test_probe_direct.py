@@ -226,3 +226,22 @@ def test_cli_plan_only_prints_the_plan(run_cli):
     plan = json.loads(out)
     assert (plan["role"], plan["timeout"], plan["hosts"]) == ("nodes", 2.0, {"quay.io": "192.0.2.7"})
     assert plan == _plan("openshift", hosts={"quay.io": "192.0.2.7"}, timeout=2.0)
+
+
+def test_tls_is_not_stricter_than_the_clusters_go_clients(monkeypatch):
+    """The pinned image runs Python 3.14, whose default context adds VERIFY_X509_STRICT (3.13+); Go clients apply no such
+    checks, so the probe clears it: a corporate CA the nodes accept must not fail only in the probe."""
+    import ssl
+
+    real = ssl.create_default_context
+
+    def strict_default(*args, **kwargs):
+        context = real(*args, **kwargs)
+        context.verify_flags |= ssl.VERIFY_X509_STRICT  # what 3.13+ does by default
+        return context
+
+    monkeypatch.setattr(agent.ssl, "create_default_context", strict_default)
+    probe = agent.Probe({"checks": [], "near_misses": [], "proxy": None}, {}, 1.0, 1.0)
+    context = probe.context()
+    assert not context.verify_flags & ssl.VERIFY_X509_STRICT
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
