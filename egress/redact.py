@@ -33,12 +33,24 @@ _TOKEN = re.compile(r"[^\s'\"`]+")
 _GO_QUOTED = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
 _PEM_BLOCK = re.compile(r"-----BEGIN ([^-\r\n]+)-----.*?(?:-----END \1-----|\Z)", re.S)
 _PRIVATE = re.compile(r"(?i)private[ _-]?key|private-lines")
-# An OCI image reference without a registry, pinned by tag and digest: 'python:3.12-slim@sha256:<64 hex>'. Name
-# component and tag as distribution/reference's grammar (regexp.go, 727f80d4: nameComponent, tag `[\w][\w.-]{0,127}`);
-# the digest only as the OCI image spec registers it (descriptor.md 023b0770, "Registered algorithms": sha256 and sha512,
-# 64 and 128 lowercase hex digits), so that 'user:password@host:<digits>' (a mistyped port) stays masked: after the
-# '@' stands 'sha256', never a proxy host with a port. Punctuation around it is a sentence's.
-_IMAGE_DIGEST = re.compile(r"[(\[]*[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*:\w[\w.-]{0,127}@(?:sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})[,.;)\]]*\Z")
+# An OCI image reference pinned by digest ('python:3.12-slim@sha256:<hex>', 'registry.example.com:5000/squid:6@sha256:<hex>'):
+# name (optional registry host[:port], path components) and tag as distribution/reference's grammar (regexp.go,
+# 00a09fa3: domainAndPort, pathComponent, tag `[\w][\w.-]{0,127}`); the digest only as the OCI image spec registers it
+# (descriptor.md 023b0770, "Registered algorithms": sha256 and sha512, 64 and 128 lowercase hex digits), so that
+# 'user:password@host:<digits>' (a mistyped port) stays masked: after the '@' stands 'sha256', never a proxy host with a
+# port. A name with a repository path may carry an abbreviated digest ('ubuntu/squid@sha256:6a097f68', as release notes
+# quote them) if it holds a hex letter: 'sha256:<digits>' could be a host and port. Punctuation around it is a sentence's.
+_REF_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_REF_DOMAIN = r"(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
+_REF_TAG = r"(?::\w[\w.-]{0,127})?"
+_IMAGE_DIGEST = re.compile(rf"[(\[]*(?:{_REF_DOMAIN}/)?{_REF_COMPONENT}(?:/{_REF_COMPONENT})*{_REF_TAG}"
+                           r"@(?:sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})[,.;)\]]*\Z")
+_IMAGE_SHORT_DIGEST = re.compile(rf"[(\[]*(?=[^@]*/)(?:{_REF_DOMAIN}/)?{_REF_COMPONENT}(?:/{_REF_COMPONENT})*{_REF_TAG}"
+                                 r"@sha(?:256|512):[0-9a-f]*[a-f][0-9a-f]*[,.;)\]]*\Z")
+# 'http://alice:pa ss@proxy' in free text: white space splits the URL into tokens, none of which is credentials and a
+# host. A scheme's authority whose ':' is followed by no port, continued on the same line up to an '@', is one.
+_SPLIT_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://)(?P<authority>[^\s/@'\"`]*:(?P<after>[^\s/@'\"`]*))"
+                             r"(?P<rest>[^\s@'\"`]*(?:[ \t]+[^\s@'\"`]*)+)@")
 
 
 def userinfo_span(value: str) -> Optional[tuple[int, int]]:
@@ -54,12 +66,12 @@ def userinfo_span(value: str) -> Optional[tuple[int, int]]:
     elif scheme and scheme.group(0)[:-1].lower() in _URL_SCHEMES:
         start = scheme.end()  # opaque: 'http:user:pass@proxy:3128'
     else:
-        # no scheme: 'user:password@host[:port]' (a colon before the '@', no '/': not an image digest or a path), but not an
-        # image reference 'name:tag@sha256:<hex>': what follows its '@' is a digest, which no host[:port] is
-        info = value[:at]
-        if _IMAGE_DIGEST.match(value):
+        # no scheme: 'user:password@host[:port]' (a colon before the '@'), whatever the password holds ('/' too: a client
+        # that prepends 'http://' may read it otherwise, a person reads a password), unless it is an image reference
+        # pinned by digest: what follows its '@' is a digest, which no host[:port] is. A bare 'user@host' has no secret.
+        if ":" not in value[:at] or _IMAGE_DIGEST.match(value) or _IMAGE_SHORT_DIGEST.match(value):
             return None
-        return (0, at) if ":" in info and "/" not in info else None
+        return (0, at)
     if at < start:
         return None
     if value.startswith(MASK + "@", start):
@@ -121,9 +133,16 @@ def redact(text: str) -> str:
     if "@" not in text and "-----BEGIN" not in text:
         return text
     text = _PEM_BLOCK.sub(lambda m: m.group(0) if m.group(1) == "CERTIFICATE" else f"(PEM '{m.group(1)}' block, not shown)", text)
+    text = _SPLIT_USERINFO.sub(_mask_split, text)
     # a quoted value may hold spaces (a malformed password); unquoted, a URL ends at white space
     text = _QUOTED.sub(lambda m: m.group(0)[0] + redact_url(m.group(0)[1:-1]) + m.group(0)[-1], text)
     return _TOKEN.sub(lambda m: redact_url(m.group(0)), text)
+
+
+def _mask_split(match: re.Match) -> str:
+    if match.group("after").isdigit():  # 'http://proxy:3128 ... bob@corp': a host and port, then other words
+        return match.group(0)
+    return match.group("head") + MASK + "@"
 
 
 def redact_message(text: str, *values: Any) -> str:

@@ -1,0 +1,54 @@
+"""Credentials without a scheme are masked whatever the password holds ('/' too), unless the value is an image
+reference pinned by digest; a URL that white space split ('http://alice:pa ss@proxy') is masked in free text."""
+from __future__ import annotations
+
+import pytest
+
+from egress.errors import EgressError
+from egress.profile import profile_from_config
+from egress.redact import MASK, has_credentials, redact, redact_url
+
+DIGEST = "sha256:" + "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("alice:Pa/ss9word@proxy.corp.example.com:3128", f"{MASK}@proxy.corp.example.com:3128"),
+    ("user:s3cret/x@proxy.corp:3128", f"{MASK}@proxy.corp:3128"),
+    ("docker.io/alice:s3cret@proxy:3128", f"{MASK}@proxy:3128"),  # a reference's shape, but a host and port after the '@'
+    (f"u:p@registry.corp/img:v1@{DIGEST}", f"{MASK}@{DIGEST}"),  # no image name holds an '@': the widest reading
+    ("alice:s3cret/x@sha256:6a09", f"{MASK}@sha256:6a09"),  # 's3cret/x' is no tag and path: not a reference
+])
+def test_a_password_with_a_slash_is_masked(value, shown):
+    assert redact_url(value) == shown and has_credentials(value)
+    secret = value[:value.rfind("@")]
+    assert secret not in redact(f"proxy {value}, then") and secret not in redact(f"'{value}'")
+
+
+@pytest.mark.parametrize("image", [
+    f"docker.io/library/python:3.12-slim@{DIGEST}",
+    f"registry.example.com:5000/team/squid:6.10@{DIGEST}",
+    f"[fd00::1]:5000/squid:6@{DIGEST}",
+    "registry.example.com:5000/squid@sha256:6a09",  # abbreviated, as release notes quote it: a hex letter, never a port
+])
+def test_image_references_with_a_registry_are_shown(image):
+    assert redact_url(image) == image and not has_credentials(image)
+    assert redact(f"image {image}.") == f"image {image}."
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("proxy http://alice:pa ss@proxy.corp:3128 refused", f"proxy http://{MASK}@proxy.corp:3128 refused"),
+    ("http://alice:pa/ss x y@proxy", f"http://{MASK}@proxy"),
+    ("http://alice: ss@proxy", f"http://{MASK}@proxy"),
+    # a host and port, then other words: nothing to hide
+    ("see http://proxy:3128 and bob@corp.example", "see http://proxy:3128 and bob@corp.example"),
+    ("http://host:80/x failed; admin@corp", "http://host:80/x failed; admin@corp"),
+])
+def test_a_url_split_by_white_space_is_masked_in_free_text(text, shown):
+    assert redact(text) == shown
+
+
+def test_the_openshift_proxy_setting_with_a_slash_in_the_password_is_refused_without_showing_it():
+    with pytest.raises(EgressError) as info:
+        profile_from_config({"platforms": ["openshift"], "targets": ["kubernetes"], "clusterProxy": ["openshift"],
+                             "httpProxy": "alice:Pa/ss9word@proxy.corp.example.com:3128"}, "stacks/Pulumi.t.yaml", "t")
+    assert "carries credentials" in str(info.value) and "Pa/ss" not in str(info.value) and "alice" not in str(info.value)
