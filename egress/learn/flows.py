@@ -86,6 +86,9 @@ NUMERIC = ("the logged host is an IPv4 address in a numeric form other than dott
 NOT_DNS = "the logged host is not a DNS name (labels of a-z, 0-9 and inner '-', at most 253 characters)"
 NON_ASCII = "the logged host has non-ASCII characters (a look-alike of another name)"
 SINGLE_LABEL = "the logged host is a single label, not a fully qualified name the matrix could list"
+# RFC 6874 zone IDs ('fe80::1%eth0') name an interface of the client's own host, and Python's ip_address takes any text
+# after the '%' as one ('fe80::1%*.evil.example'): no firewall rule can name one.
+ZONE = "the logged host is an IPv6 address with a zone ID ('%' and an interface): it names a link of the client's host, not a destination"
 _IPV4_NUMBER = re.compile(r"[0-9]+|0x[0-9a-f]*")
 
 
@@ -113,11 +116,23 @@ def evidence(text: str) -> str:
     return line if len(line) <= 2000 else line[:1997] + "..."  # a JSON record names the host near its end
 
 
+def canonical_ip(text: str) -> str:
+    """The address as the matrix writes it: an IPv4-mapped IPv6 address ('::ffff:169.254.169.254', RFC 4291 2.5.5.2)
+    as the IPv4 address it carries, which is what the connection reaches. ValueError for no address or a zoned one."""
+    address = ipaddress.ip_address(text.strip("[]"))
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.scope_id is not None:
+            raise ValueError("zone ID")
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+    return str(address)
+
+
 def check_ip(value: str, shown: str, line: int, column: str, fix: str) -> str:
     try:
-        return str(ipaddress.ip_address(value.strip().strip("[]")))
+        return canonical_ip(value.strip())
     except ValueError:
-        raise LearnError(shown, line, f"{column} '{value}' is not an IP address", fix) from None
+        raise LearnError(shown, line, f"{column} '{value}' is not an IP address (without a zone ID)", fix) from None
 
 
 def check_port(value: object, shown: str, line: int, column: str, fix: str) -> int:
@@ -138,8 +153,10 @@ def logged_host(value: str) -> str:
     if text in ("", "-", "none", "null"):
         return ""
     text = text.removesuffix(".")  # one root dot; 'x..' stays malformed
+    if "%" in text and _parses_as_ip(text.strip("[]").split("%", 1)[0]):
+        raise Unusable(ZONE)  # before any other check: ip_address takes '*' or markup after the '%'
     if is_ip(text):
-        return str(ipaddress.ip_address(text.strip("[]")))
+        return canonical_ip(text)
     try:
         check_ascii(text)
     except AddressError:
@@ -158,8 +175,17 @@ def logged_host(value: str) -> str:
 
 
 def is_ip(text: str) -> bool:
+    """Is ``text`` an IP address the matrix can name (no zone ID)?"""
     try:
-        ipaddress.ip_address(text.strip("[]"))
+        canonical_ip(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _parses_as_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
     except ValueError:
         return False
     return True
