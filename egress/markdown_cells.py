@@ -11,25 +11,44 @@ and is then literal, so ``\\<`` starts no HTML tag and ``\\[`` no link; §6.1 co
 of its opening length, one space is stripped from each end when both ends are spaces; GFM 0.29 §4.10 tables: a row
 is one line, a cell ends at an unescaped ``|`` even inside a code span, and ``\\|`` gives a literal pipe in a cell,
 inside code spans too).
+
+Autolinks (GFM 0.29 §6.9 "Autolinks (extension)", https://github.github.com/gfm/#autolinks-extension-, read
+2026-11-24): an extended www autolink is recognised where the text ``www.`` is found followed by a valid domain, an
+extended url autolink where ``http://``, ``https://`` or ``ftp://`` is, and an extended email autolink where an email
+address is recognised within any text node. A backslash escape ends a text run (§2.4: the escaped character is literal
+text of its own), so ``www\\.``, ``https\\://`` and ``ops\\@evil.example`` match none of the three, and ``mailto:`` and
+``xmpp:`` links need an '@' too. ``&`` becomes ``&amp;`` so that ``&#96;`` or ``&lt;img`` is shown as written, not
+decoded (CommonMark §6.2 entity and numeric character references). Bidi controls (U+202A-202E embeddings and
+overrides, U+2066-2069 isolates, and the marks U+200E, U+200F, U+061C) would reorder how the cell reads (Unicode
+Technical Standard #39 / the "Trojan Source" class): they are shown as ``U+202E``.
+Not handled here, because a Markdown escape cannot reach them: GitHub links @-mentions and email addresses a second
+time in the rendered HTML text (micromark-extension-gfm-autolink-literal's readme describes that transform-time pass),
+where an escape is already undone.
 """
 from __future__ import annotations
 
 import re
 
-# Backslash first, so the escapes added after it are not themselves escaped; then the characters that open markup
-# across a cell: table pipes, code spans, HTML tags and autolinks, links and images.
-_SPECIAL = re.compile(r"([\\|`<>\[\]])")
+# In one pass, so no escape is escaped again: the characters that open markup across a cell (table pipes, code spans,
+# HTML tags and autolinks, links and images, backslashes), the '@' of an email autolink, the ':' of '://' and the '.'
+# of 'www.' (GFM's extended autolinks), and '&' (a character reference).
+_SPECIAL = re.compile(r"[\\|`<>\[\]@&]|:(?=//)|(?<=[wW]{3})\.")
 # A row must stay one line: CommonMark line endings (\n, \r) and any other control character become a space.
 _BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 
 
 def _one_line(text: object) -> str:
-    return _BREAKS.sub(" ", str(text))
+    return _BIDI.sub(lambda m: f"U+{ord(m.group(0)):04X}", _BREAKS.sub(" ", str(text)))
+
+
+def _escape(match: re.Match) -> str:
+    return "&amp;" if match.group(0) == "&" else "\\" + match.group(0)
 
 
 def cell(text: object) -> str:
     """``text`` as literal text in one table cell."""
-    return _SPECIAL.sub(r"\\\1", _one_line(text))
+    return _SPECIAL.sub(_escape, _one_line(text))
 
 
 def code_cell(text: object) -> str:
