@@ -62,7 +62,8 @@ def pac_file(export: ProxyExport, default: str = "proxy") -> str:
              "(u.substring(0, 6) == \"https:\" ? 443 : 80); }",
              "function FindProxyForURL(url, host) {",
              "  host = host.toLowerCase();",
-             '  if (host == "localhost" || /^127\\./.test(host) || host == "::1") return "DIRECT";  // Go never proxies loopback']
+             # Go's loopback test is on an address (net.IP.IsLoopback: 127.0.0.0/8, ::1), never a name: '127.example.com' is proxied
+             '  if (host == "localhost" || (isIpV4(host) && /^127\\./.test(host)) || host == "::1") return "DIRECT";  // Go never proxies loopback']
     for entry in setup["noProxy"]:
         condition = _pac_no_proxy(entry)
         if condition is None:

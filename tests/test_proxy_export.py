@@ -12,6 +12,7 @@ import pytest
 
 from egress.project import open_project
 from egress.proxy_export import Row, proxy_export, to_csv
+from egress.no_proxy_match import bypass
 from egress.proxy_export_pac import pac_file
 from egress.proxy_export_squid import squid_fragment
 from squid_engine import needs_squid, parse_config, running_squid
@@ -156,6 +157,23 @@ def test_pac_routes_as_the_cluster_does(tmp_path):
                                                                  check=True).stdout.splitlines())
         want = dict(asks, **{u: final for u in unlisted})  # the reviewer's final line decides what nothing names
         assert got == want, default
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_pac_sends_only_loopback_addresses_direct_not_names_that_start_with_127(tmp_path):
+    """Go skips the proxy for 'localhost' and loopback addresses only (no_proxy_match.bypass): a host named
+    '127.example.com' goes through the proxy like any other name (review 21 item 8)."""
+    *_, out = export("aks-proxy")
+    asks = {"https://127.example.com/": "PROXY proxy.corp.example.com:8080", "https://127.0.0.1/": "DIRECT",
+            "http://127.10.0.1:8080/": "DIRECT", "http://localhost/": "DIRECT"}
+    script = PAC_HELPERS + pac_file(out, "proxy") + "".join(
+        f"console.log(JSON.stringify([{json.dumps(u)}, FindProxyForURL({json.dumps(u)}, {json.dumps(u.split('/')[2].split(':')[0])})]));\n"
+        for u in asks)
+    (tmp_path / "pac.js").write_text(script)
+    got = dict(json.loads(line) for line in subprocess.run([NODE, str(tmp_path / "pac.js")], capture_output=True, text=True,
+                                                             check=True).stdout.splitlines())
+    assert got == asks
+    assert bypass("", "127.example.com", 443) is None and bypass("", "127.0.0.1", 443) is not None  # Go's own reading agrees
 
 
 # -- the real Squid --------------------------------------------------------------------------------------------------------
