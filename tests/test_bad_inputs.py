@@ -15,7 +15,12 @@ def test_corpus_is_large_enough():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
-def test_bad_input(case, project_copy, run_cli):
+def test_bad_input(case, project_copy, run_cli, monkeypatch):
+    for name, value in case.get("env", {}).items():  # the environment the case runs in (null: unset)
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value.replace("{project}", str(project_copy)))
     for relative, content in case.get("files", {}).items():  # extra input files, e.g. a JSON file an option names
         (project_copy / relative).parent.mkdir(parents=True, exist_ok=True)  # e.g. an own catalog's folder
         (project_copy / relative).write_text(content)
