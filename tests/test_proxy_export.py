@@ -176,6 +176,23 @@ def test_pac_sends_only_loopback_addresses_direct_not_names_that_start_with_127(
     assert bypass("", "127.example.com", 443) is None and bypass("", "127.0.0.1", 443) is not None  # Go's own reading agrees
 
 
+@pytest.mark.parametrize("name", ["aks-proxy", "openshift", "kkp"])
+def test_each_path_is_listed_once_per_list_and_the_preview_counts_the_export(name):
+    """Review 21 item F: '*.hcp.westeurope.azmk8s.io https/443 twice' on aks-proxy is the same path in two lists (direct,
+    and no-inspection: the CSV's first column names the list), not a duplicate; the preview's counts are the export's."""
+    from egress_preview.preview import _corporate_proxy
+
+    catalog, profile, out = export(name)
+    for rows in (out.traverse, out.direct, out.no_inspection):
+        keys = [(r.kind, r.role, r.destination, r.protocol, r.ports) for r in rows]
+        assert len(keys) == len(set(keys)), keys
+    text = "\n".join(_corporate_proxy(open_project(ROOT).requirements(name)))
+    readiness = sum(1 for r in out.traverse if r.entry_ids == ("proxyReadinessEndpoints",))
+    assert len(out.proxies) == 1  # one corporate proxy: the preview's lines are about it alone
+    assert f"  {len(out.traverse) - readiness - sum(1 for r in out.traverse if r.route == 'unreachable')} requirement path(s)" in text
+    assert f"  {sum(1 for r in out.direct if r.kind)} go direct" in text, text
+
+
 # -- the real Squid --------------------------------------------------------------------------------------------------------
 
 def _fragment(name: str) -> tuple[str, object]:
