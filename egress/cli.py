@@ -491,6 +491,58 @@ def docs_config(
     target.write_text(text, encoding="utf-8")
 
 
+class StacksFormat(str, Enum):
+    table = "table"
+    json = "json"
+    github_output = "github-output"
+
+
+stacks_app = typer.Typer(help="The stacks in stacks/: what each writes to, and the job matrices of the workflows.")
+app.add_typer(stacks_app, name="stacks")
+
+
+@stacks_app.callback(invoke_without_command=True)
+def stacks_command(
+    ctx: typer.Context,
+    fmt: Annotated[StacksFormat, typer.Option("--format", "-f", help="table; json (per stack what it writes to, and the deploy matrices); "
+                                              "github-output (name=JSON lines for $GITHUB_OUTPUT: stacks, first, parallel, serial).")] = StacksFormat.table,
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="List only this stack (repeatable).")] = None,
+    first: Annotated[Optional[list[str]], typer.Option("--first", help="A stack a deployment updates before the others (repeatable).")] = None,
+    project: ProjectOption = None,
+) -> None:
+    """Every stack in stacks/ with the policies, firewalls and clusters it writes to, its priority band, and its lock:
+    stacks that write to one existing Azure Firewall Policy share one, so their deployments run one at a time."""
+    if ctx.invoked_subcommand is not None:
+        return
+    import json
+
+    from .fleet import document, fleet, github_output, select, table_lines
+
+    proj = _project(project)
+    stacks = fleet(proj)
+    known = [s.stack for s in stacks]
+    select(stacks, list(first or []), known)  # a --first that names no stack is as wrong as an --only
+    doc = document(stacks, select(stacks, list(only or []), known), list(first or []))
+    if fmt is StacksFormat.json:
+        _out(json.dumps(doc, indent=2) + "\n")
+    elif fmt is StacksFormat.github_output:
+        _out(github_output(doc))
+    else:
+        _out("\n".join(table_lines(select(stacks, list(only or []), known))) + "\n")
+
+
+@stacks_app.command("check")
+def stacks_check(project: ProjectOption = None) -> None:
+    """Refuse stacks that write to one Azure Firewall Policy with overlapping priority bands or the same group names."""
+    from .fleet import check_fleet, fleet
+
+    stacks = fleet(_project(project))
+    check_fleet(stacks)
+    shared = sorted({s.lock for s in stacks if s.shares_with})
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"ok: {len(stacks)} stacks; {len(shared)} shared {'policy' if len(shared) == 1 else 'policies'}, each stack in its own band")
+
+
 class ProbeFormat(str, Enum):
     table = "table"
     json = "json"

@@ -3,8 +3,8 @@
 actionlint (installed by .ci/run into .tools/actionlint, pinned) must find nothing in them, and must find each of
 the mistakes planted in a broken workflow, so the first check cannot pass because the linter checks nothing. The
 structural tests pin what the workflows are for: the PR preview and the deployment run pulumi/actions with the
-CrossGuard pack in policy/, and every workflow that works per stack covers exactly the stacks in stacks/ (a new
-stacks/Pulumi.<name>.yaml without its workflow entries fails here). The safety tests (tests/workflow_checks.py and
+CrossGuard pack in policy/, and every workflow that works per stack takes its matrix from its `stacks` job (`egress
+stacks`), so a new stacks/Pulumi.<name>.yaml needs no workflow edit (tests/test_fleet_workflows.py adds one). The safety tests (tests/workflow_checks.py and
 tests/gate_checks.py, each also run on planted mistakes): actions pinned by commit, no checkout keeping its token, the PR preview in its own
 environment with read-only PREVIEW_* credentials, non-production stacks deployed before production ones, every
 update right after a successful preview of the same stack and pack, and both virtualenvs installed from hashed locks
@@ -28,12 +28,12 @@ import pytest
 import yaml
 from gate_checks import commands, gate_problems, script_problems
 from workflow_checks import (
+    DEPLOY_JOBS,
     PINNED,
     PINS,
     check_names,
     checkout_problems,
     install_problems,
-    json_lists,
     load,
     lock_entries,
     lock_problems,
@@ -44,6 +44,9 @@ from workflow_checks import (
     pr_gate_problems,
     preview_problems,
     pull_request_secret_problems,
+    run_setup,
+    fleet_tree,
+    setup_script,
     steps,
     target_python,
     workflow_files,
@@ -192,6 +195,9 @@ def matrix_stacks(job: dict) -> list[str]:
     return job["strategy"]["matrix"]["stack"]
 
 
+FROM_STACKS_JOB = "${{ fromJSON(needs.stacks.outputs.stacks) }}"
+
+
 def the_install_script(job: dict) -> str:
     (step,) = [s for s in job["steps"] if s.get("name") == "Python dependencies (hashed locks)"]
     return step["run"]
@@ -220,8 +226,10 @@ def test_pull_request_preview_runs_pulumi_with_the_policy_pack_and_the_gate():
     workflow = load("pulumi-preview.yml")
     assert "pull_request" in workflow["on"]
     assert "pull_request_target" not in workflow["on"]  # it would hand secrets to the PR's code
-    (job,) = workflow["jobs"].values()
-    assert sorted(matrix_stacks(job)) == STACKS
+    assert set(workflow["jobs"]) == {"stacks", "preview"}
+    job = workflow["jobs"]["preview"]
+    assert matrix_stacks(job) == FROM_STACKS_JOB and job["needs"] == "stacks"
+    assert workflow["jobs"]["stacks"]["if"] == job["if"]  # a fork's PR: neither runs
     assert job["strategy"]["fail-fast"] is False
     assert job["permissions"] == {"contents": "read", "pull-requests": "write", "id-token": "write"}
     assert "github.event.pull_request.number" in job["concurrency"]["group"]
@@ -252,7 +260,7 @@ def test_pr_gate_check_catches_a_preview_the_gate_cannot_judge():
 
     def planted(change) -> list[str]:
         workflow = copy.deepcopy(pristine)
-        (job,) = workflow["jobs"].values()
+        job = workflow["jobs"]["preview"]
         change(job["steps"], the_step_named(job, "pulumi preview"), the_step_named(job, "Policy gate (egress policy-events)"))
         return pr_gate_problems(workflow)
 
@@ -292,15 +300,17 @@ def test_deployment_runs_pulumi_up_with_the_policy_pack_per_stack_environment():
     workflow = load("pulumi-up.yml")
     assert workflow["on"]["push"]["branches"] == ["main"]
     dispatch_input = workflow["on"]["workflow_dispatch"]["inputs"]["stack"]
-    assert dispatch_input["type"] == "choice"
-    assert sorted(dispatch_input["options"]) == STACKS
+    # Any stack's name: the stacks job refuses one that has no file (tests/test_fleet_workflows.py), so no list to keep.
+    assert dispatch_input["type"] == "string" and dispatch_input["required"] is True
+    assert "inputs.stack" in json.dumps(workflow["jobs"]["stacks"])
 
-    for job_id, job in workflow["jobs"].items():
+    for job_id in DEPLOY_JOBS:
+        job = workflow["jobs"][job_id]
         assert job["environment"] == "${{ matrix.stack }}", job_id  # the stack's environment's reviewers gate it
-        assert job["concurrency"] == {"group": "pulumi-up-${{ matrix.stack }}", "cancel-in-progress": False}
+        # One update per lock: the stack's own, or the one it shares with every stack on its Azure policy.
+        assert job["concurrency"] == {"group": "egress-policy-${{ matrix.lock }}", "cancel-in-progress": False}
         assert job["permissions"] == {"contents": "read", "id-token": "write"}
-        # The matrix is the chosen stack on a manual run and the job's JSON list on a push.
-        assert "inputs.stack" in job["strategy"]["matrix"]["stack"]
+        assert job["strategy"]["matrix"]["include"] == f"${{{{ fromJSON(needs.stacks.outputs.{DEPLOY_JOBS[job_id]}) }}}}"
         # The CLI, then the update (the preview and policy gate between them, checked in
         # test_every_update_runs_right_after_a_successful_preview, is the CLI's).
         assert [s["with"].get("command") for s in steps_using(job, "pulumi/actions")] == [None, "up"], job_id
@@ -322,7 +332,8 @@ def test_offline_checks_test_preview_every_stack_and_comment_diffs():
     assert any(s.get("run") == ".ci/run" for s in jobs["tests"]["steps"])
 
     preview = jobs["preview"]
-    assert sorted(matrix_stacks(preview)) == STACKS
+    assert matrix_stacks(preview) == FROM_STACKS_JOB and preview["needs"] == "stacks"
+    assert "python3 dev.py egress stacks check" in setup_script(workflow)  # overlapping bands fail the required check `stacks`
     (run,) = [s for s in preview["steps"] if "egress preview" in s.get("run", "")]
     assert run["run"] == 'python3 dev.py egress preview --stack "$STACK" --out "out/$STACK"'
     assert run["env"]["STACK"] == "${{ matrix.stack }}"
@@ -331,7 +342,7 @@ def test_offline_checks_test_preview_every_stack_and_comment_diffs():
 
     diff = jobs["diff"]
     assert diff["if"] == "github.event_name == 'pull_request'"
-    assert sorted(matrix_stacks(diff)) == STACKS
+    assert matrix_stacks(diff) == FROM_STACKS_JOB and diff["needs"] == "stacks"
     (checkout,) = steps_using(diff, "actions/checkout")
     assert checkout["with"]["fetch-depth"] == 0
     (run,) = [s for s in diff["steps"] if "egress diff" in s.get("run", "")]
@@ -405,13 +416,15 @@ def test_preview_runs_in_its_own_environment_with_read_only_credentials():
 
 def test_preview_check_catches_production_credentials_and_a_missing_environment():
     preview, up = load("pulumi-preview.yml"), load("pulumi-up.yml")
-    (job,) = preview["jobs"].values()
+    job = preview["jobs"]["preview"]
     job.pop("environment")
     the_step_named(job, "pulumi preview")["env"]["PULUMI_ACCESS_TOKEN"] = "${{ secrets.PULUMI_ACCESS_TOKEN }}"
     job["steps"].append({"run": "true", "env": {"K": "${{ secrets.KUBE_TOKEN }}"}})
     preview["env"] = {"T": "${{ secrets.PREVIEW_PULUMI_ACCESS_TOKEN }}"}
+    preview["jobs"]["stacks"]["permissions"] = {"contents": "read", "id-token": "write"}  # the stacks job with an OIDC token
     assert preview_problems(preview, up) == [
         "pulumi-preview.yml: workflow-level env reads a secret (every job would get it)",
+        "pulumi-preview.yml: job stacks runs in environment None, not 'preview'",
         "pulumi-preview.yml: job preview runs in environment None, not 'preview'",
         "pulumi-preview.yml reads secrets.KUBE_TOKEN: preview credentials are named PREVIEW_*",
         "pulumi-preview.yml reads the deployment's secrets.PULUMI_ACCESS_TOKEN",
@@ -423,29 +436,35 @@ def test_preview_check_catches_production_credentials_and_a_missing_environment(
 
 
 def test_deployment_updates_non_production_stacks_first():
-    assert order_problems(load("pulumi-up.yml"), STACKS) == []
+    assert order_problems(load("pulumi-up.yml")) == []
 
 
-def test_order_check_catches_production_first_or_all_at_once():
+def test_order_check_catches_production_first_all_at_once_or_no_lock():
     up = load("pulumi-up.yml")
     up["jobs"]["production"].pop("needs")
-    up["jobs"]["production"]["if"] = "github.event_name == 'push' || !contains(fromJSON('[\"dev\"]'), inputs.stack)"
-    assert order_problems(up, STACKS) == [
+    up["jobs"]["production-shared-policy"]["if"] = "github.event_name == 'push'"
+    assert order_problems(up) == [
+        "production job does not need the stacks job",
         "production job does not need the non-production job: it would start at the same time",
-        "production job does not wait for the non-production updates to succeed",
+        "production-shared-policy job does not wait for the non-production updates to succeed",
     ]
-    # The stack lists: a production stack among the first ones, and a stack in neither job.
+    # A production stack updated first, no fleet check, the shared-policy stacks all at once, a concurrency group per stack.
     up = load("pulumi-up.yml")
-    first = up["jobs"]["non-production"]["strategy"]["matrix"]
-    first["stack"] = first["stack"].replace("'[\"dev\"]'", "'[\"dev\", \"aks-public\"]'")
-    assert order_problems(up, [*STACKS, "new-stack"]) == [
-        "non-production job updates [['dev', 'aks-public']] on a push, expected ['dev']",
-        f"production job updates {json_lists(up['jobs']['production']['strategy']['matrix']['stack'])} on a push, "
-        f"expected {sorted(set(STACKS + ['new-stack']) - {'dev'})}",
+    (step,) = [s for s in up["jobs"]["stacks"]["steps"] if "egress stacks" in s.get("run", "")]
+    step["run"] = step["run"].replace("--first dev", "--first dev --first aks-public").replace("python3 dev.py egress stacks check\n", "")
+    up["jobs"]["production-shared-policy"]["strategy"].pop("max-parallel")
+    up["jobs"]["production"]["concurrency"]["group"] = "pulumi-up-${{ matrix.stack }}"
+    up["jobs"]["production"]["strategy"]["matrix"] = {"stack": "${{ fromJSON(needs.stacks.outputs.stacks) }}"}
+    assert order_problems(up) == [
+        "pulumi-up.yml: the stacks job does not run `egress stacks check` (overlapping bands would deploy)",
+        "pulumi-up.yml: the stacks job updates ['dev', 'aks-public'] first, expected ['dev']",
+        "production job: its matrix is not the stacks job's 'parallel' list",
+        "production job: its concurrency group is not its stack's lock (egress-policy-${{ matrix.lock }})",
+        "production-shared-policy job: not one stack at a time (max-parallel: 1): GitHub cancels all but one pending job of a group",
     ]
     # One job updating every stack at once (the workflow before issue 17).
-    assert order_problems({"jobs": {"up": up["jobs"]["production"]}}, STACKS) == [
-        "pulumi-up.yml: jobs ['up'], expected non-production and production"]
+    assert order_problems({"jobs": {"up": up["jobs"]["production"]}}) == [
+        "pulumi-up.yml: jobs ['up'], expected ['non-production', 'production', 'production-shared-policy', 'stacks']"]
 
 
 # --- preview before update (issue 17) ---------------------------------------------------------------------------
@@ -456,7 +475,8 @@ def test_every_update_runs_right_after_a_successful_preview_and_policy_gate():
     # the policy gate on its event log fails a mandatory policy that could not run.
     up = load("pulumi-up.yml")
     assert gate_problems(up) == []
-    for job_id, job in up["jobs"].items():
+    for job_id in DEPLOY_JOBS:
+        job = up["jobs"][job_id]
         update = steps_using(job, "pulumi/actions")[-1]
         preview = job["steps"][job["steps"].index(update) - 1]
         assert preview["id"] == "preview" and update["if"] == "steps.preview.outcome == 'success'", job_id
@@ -544,16 +564,26 @@ def update_with(job: dict) -> dict:
 # --- required checks (issue 18) ----------------------------------------------------------------------------------
 
 
-def test_every_pull_request_check_has_its_own_name():
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory) -> dict[str, str]:
+    """What the offline checks' `stacks` job writes to $GITHUB_OUTPUT for this project (its stacks)."""
+    return run_setup(fleet_tree(tmp_path_factory.mktemp("fleet")), "offline-checks.yml")
+
+
+def test_the_stacks_job_lists_every_stack(outputs):
+    assert json.loads(outputs["stacks"]) == STACKS
+
+
+def test_every_pull_request_check_has_its_own_name(outputs):
     # Branch protection requires checks by name: two jobs of one name would let either satisfy the other's requirement.
-    names = check_names(all_workflows())
+    names = check_names(all_workflows(), outputs)
     assert {name: jobs for name, jobs in names.items() if len(jobs) > 1} == {}
     planted = all_workflows()
     planted["pulumi-preview.yml"]["jobs"]["preview"]["name"] = "preview (${{ matrix.stack }})"
-    assert sorted(name for name, jobs in check_names(planted).items() if len(jobs) > 1) == [f"preview ({s})" for s in STACKS]
+    assert sorted(name for name, jobs in check_names(planted, outputs).items() if len(jobs) > 1) == [f"preview ({s})" for s in STACKS]
 
 
-def test_docs_name_the_required_checks_the_workflows_run():
+def test_docs_name_the_required_checks_the_workflows_run(outputs):
     # docs/CI.md's list is what a maintainer copies into branch protection: every check a pull request runs that can
     # fail on a broken change, exactly as GitHub names it.
     text = (ROOT / "docs" / "CI.md").read_text()
@@ -563,7 +593,7 @@ def test_docs_name_the_required_checks_the_workflows_run():
     not_required = re.findall(r"`([^`]+)`", re.search(r"^Not required: (.*)$", section, re.M)[1])
     expanded = [check for name in required for check in ([name.replace("<stack>", s) for s in STACKS] if "<stack>" in name else [name])]
     assert "pulumi preview (<stack>)" in required and "preview-artifact" not in required
-    assert sorted(expanded + not_required) == sorted(check_names(all_workflows()))
+    assert sorted(expanded + not_required) == sorted(check_names(all_workflows(), outputs))
 
 
 # --- hashed locks --------------------------------------------------------------------------------------------------
@@ -608,7 +638,7 @@ def test_locks_agree_with_each_other_and_target_the_workflows_python():
 
 
 def test_both_venvs_are_installed_from_the_hashed_locks():
-    scripts = {name: [the_install_script(job) for job in load(name)["jobs"].values()]
+    scripts = {name: [the_install_script(job) for job_id, job in load(name)["jobs"].items() if job_id != "stacks"]
                for name in ("pulumi-preview.yml", "pulumi-up.yml")}
     (script,) = {s for found in scripts.values() for s in found}  # one install script, the same in every job
     assert install_problems("pulumi-preview.yml", script) == []

@@ -24,6 +24,10 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 # The stacks that guard no real workload, updated before the others. Changing it is a decision, made here and in
 # pulumi-up.yml together (docs/CI.md, "Deployment order").
 NON_PRODUCTION = ["dev"]
+# The job of each workflow that lists the stacks (`egress stacks`) for the per-stack jobs' matrices.
+SETUP_JOB = "stacks"
+# pulumi-up.yml's jobs: the stacks first, then what each deploy job updates (the key of `egress stacks --format github-output`).
+DEPLOY_JOBS = {"non-production": "first", "production": "parallel", "production-shared-policy": "serial"}
 # Settings the workflows read that are no credential: both the preview and the deployment may name them.
 NOT_CREDENTIALS = {"PULUMI_ORG", "AWS_REGION"}
 # The environment the locks target: CPython on GitHub's ubuntu x86_64 runners (tools/lock.py).
@@ -120,6 +124,8 @@ def preview_problems(preview: dict, up: dict) -> list[str]:
         if referenced(workflow.get("env", {}), "secrets"):
             problems.append(f"{name}: workflow-level env reads a secret (every job would get it)")
     for job_id, job in preview["jobs"].items():
+        if job_id == SETUP_JOB and not referenced(job, "secrets") | referenced(job, "vars") and "id-token" not in (job.get("permissions") or {}):
+            continue  # lists the stacks from the checkout: no credential, so no environment needed
         environment = job.get("environment")
         environment = environment.get("name") if isinstance(environment, dict) else environment
         if environment != "preview":
@@ -147,38 +153,78 @@ def pull_request_secret_problems(name: str, workflow: dict) -> list[str]:
 
 # --- deployment order --------------------------------------------------------------------------------------------
 
-def json_lists(expression: str) -> list[list[str]]:
-    """The JSON lists of stack names quoted in an expression ('["dev"]'; not format()'s '[{0}]')."""
-    return [json.loads(m) for m in re.findall(r"'(\[\s*\"[^']*\])'", expression)]
+def setup_script(workflow: dict) -> str:
+    """The `run:` of the setup job's step that writes `egress stacks` to $GITHUB_OUTPUT."""
+    (step,) = [s for s in workflow["jobs"][SETUP_JOB]["steps"] if "egress stacks" in s.get("run", "")]
+    return step["run"]
 
 
-def order_problems(up: dict, stacks: list[str]) -> list[str]:
-    """pulumi-up: the non-production stacks in a first job, the production stacks in a second one that waits for
-    the first to succeed; together every stack, each once."""
+def first_stacks(script: str) -> list[str]:
+    """The stacks `--first NAME` names in the setup script: the non-production ones."""
+    return [m for line in script_lines(script) if "egress stacks" in line and "--format github-output" in line
+            for m in re.findall(r"--first (\S+)", line)]
+
+
+def script_lines(script: str) -> list[str]:
+    """The script's lines, without blank lines and comments."""
+    return [line.strip() for line in script.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def order_problems(up: dict) -> list[str]:
+    """pulumi-up: a `stacks` job lists the stacks (checking the fleet first); the non-production stacks (--first) in a
+    first job, the others in two jobs that wait for it to succeed: the ones that share a policy one at a time, the rest
+    in parallel; every deploy job's concurrency group is its stack's lock."""
     jobs = up["jobs"]
-    if set(jobs) != {"non-production", "production"}:
-        return [f"pulumi-up.yml: jobs {sorted(jobs)}, expected non-production and production"]
-    first, second = jobs["non-production"], jobs["production"]
+    if set(jobs) != {SETUP_JOB, *DEPLOY_JOBS}:
+        return [f"pulumi-up.yml: jobs {sorted(jobs)}, expected {sorted([SETUP_JOB, *DEPLOY_JOBS])}"]
     problems = []
-    push_lists = {job_id: json_lists(job["strategy"]["matrix"]["stack"]) for job_id, job in jobs.items()}
-    if push_lists["non-production"] != [NON_PRODUCTION]:
-        problems.append(f"non-production job updates {push_lists['non-production']} on a push, expected {NON_PRODUCTION}")
-    production = sorted(set(stacks) - set(NON_PRODUCTION))
-    if [sorted(p) for p in push_lists["production"]] != [production]:
-        problems.append(f"production job updates {push_lists['production']} on a push, expected {production}")
-    for job_id, job in jobs.items():
-        if json_lists(job.get("if", "")) != [NON_PRODUCTION]:
-            problems.append(f"{job_id} job: its `if` must test the chosen stack against {NON_PRODUCTION}")
+    script = setup_script(up)
+    if "python3 dev.py egress stacks check" not in script_lines(script):
+        problems.append("pulumi-up.yml: the stacks job does not run `egress stacks check` (overlapping bands would deploy)")
+    if first_stacks(script) != NON_PRODUCTION:
+        problems.append(f"pulumi-up.yml: the stacks job updates {first_stacks(script)} first, expected {NON_PRODUCTION}")
+    for job_id, key in DEPLOY_JOBS.items():
+        job = jobs[job_id]
+        if job.get("strategy", {}).get("matrix") != {"include": f"${{{{ fromJSON(needs.{SETUP_JOB}.outputs.{key}) }}}}"}:
+            problems.append(f"{job_id} job: its matrix is not the stacks job's {key!r} list")
+        if job.get("concurrency") != {"group": "egress-policy-${{ matrix.lock }}", "cancel-in-progress": False}:
+            problems.append(f"{job_id} job: its concurrency group is not its stack's lock (egress-policy-${{{{ matrix.lock }}}})")
         if job.get("environment") != "${{ matrix.stack }}":
             problems.append(f"{job_id} job: not in its stack's environment")
-    needs = second.get("needs", [])
-    if "non-production" not in ([needs] if isinstance(needs, str) else needs):
-        problems.append("production job does not need the non-production job: it would start at the same time")
-    if "needs.non-production.result == 'success'" not in second.get("if", ""):
-        problems.append("production job does not wait for the non-production updates to succeed")
-    if first.get("steps") != second.get("steps"):
-        problems.append("the two jobs run different steps")
+        if key != "parallel" and job.get("strategy", {}).get("max-parallel") != 1:
+            problems.append(f"{job_id} job: not one stack at a time (max-parallel: 1): GitHub cancels all but one pending job of a group")
+        needs = job.get("needs", [])
+        needs = [needs] if isinstance(needs, str) else needs
+        if SETUP_JOB not in needs:
+            problems.append(f"{job_id} job does not need the stacks job")
+        if key != "first":
+            if "non-production" not in needs:
+                problems.append(f"{job_id} job does not need the non-production job: it would start at the same time")
+            if "needs.non-production.result == 'success'" not in job.get("if", ""):
+                problems.append(f"{job_id} job does not wait for the non-production updates to succeed")
+    if len({json.dumps(jobs[j].get("steps")) for j in DEPLOY_JOBS}) != 1:
+        problems.append("the deploy jobs run different steps")
     return problems
+
+
+def matrix_entries(job: dict, outputs: dict[str, str]) -> list[dict]:
+    """A job's matrix as GitHub expands it, given the setup job's outputs: `stack: ${{ fromJSON(...) }}` or
+    `include: ${{ fromJSON(...) }}` of needs.stacks.outputs.<key>; a literal list of stacks as it is."""
+    matrix = (job.get("strategy") or {}).get("matrix")
+    if not matrix:
+        return []
+    (key, value), = matrix.items()
+    if isinstance(value, list):
+        return [{key: v} for v in value]
+    m = re.fullmatch(rf"\$\{{\{{ fromJSON\(needs\.{SETUP_JOB}\.outputs\.([\w-]+)\) \}}\}}", value)
+    assert m, f"matrix {key}: {value!r} is neither a list nor fromJSON(needs.{SETUP_JOB}.outputs.<name>)"
+    items = json.loads(outputs[m[1]])
+    return items if key == "include" else [{key: v} for v in items]
+
+
+def expand(text: str, matrix: dict) -> str:
+    """TEXT with ${{ matrix.<key> }} filled in."""
+    return re.sub(r"\$\{\{\s*matrix\.([\w-]+)\s*\}\}", lambda m: str(matrix[m[1]]), text)
 
 
 # --- hashed locks ------------------------------------------------------------------------------------------------
@@ -277,6 +323,8 @@ def pr_gate_problems(preview: dict) -> list[str]:
 
     problems = []
     for job_id, job in preview["jobs"].items():
+        if job_id == SETUP_JOB:
+            continue  # lists the stacks; runs no pulumi
         where = f"pulumi-preview.yml: job {job_id}"
         job_steps = job.get("steps", [])
         for step in job_steps:
@@ -317,18 +365,52 @@ def pr_gate_problems(preview: dict) -> list[str]:
     return problems
 
 
-def check_names(workflows: dict[str, dict]) -> dict[str, list[str]]:
+def check_names(workflows: dict[str, dict], outputs: dict[str, str]) -> dict[str, list[str]]:
     """{check name: [workflow/job, ...]} of the jobs a pull request runs, one name per matrix entry ('name' with
-    ${{ matrix.stack }} filled in), as branch protection lists them."""
+    ${{ matrix.stack }} filled in; the matrix from the setup job's OUTPUTS), as branch protection lists them."""
     names: dict[str, list[str]] = {}
     for file, workflow in sorted(workflows.items()):
         if "pull_request" not in workflow["on"]:
             continue
         for job_id, job in workflow["jobs"].items():
-            stacks = (job.get("strategy") or {}).get("matrix", {}).get("stack", [None])
-            for stack in stacks if isinstance(stacks, list) else [None]:
-                name = str(job.get("name", job_id))
-                if stack is not None:
-                    name = re.sub(r"\$\{\{\s*matrix\.stack\s*\}\}", stack, name)
-                names.setdefault(name, []).append(f"{file}/{job_id}")
+            for entry in matrix_entries(job, outputs) or [{}]:
+                names.setdefault(expand(str(job.get("name", job_id)), entry), []).append(f"{file}/{job_id}")
     return names
+
+
+# --- running the setup job (egress stacks) ---------------------------------------------------------------------
+
+def fleet_tree(directory: Path) -> Path:
+    """A copy of the project's data and workflows in DIRECTORY, with a dev.py that runs this venv's `egress` (the real
+    one would build a venv there): what the setup job sees in a checkout."""
+    import shutil
+    import sys
+
+    shutil.copy(ROOT / "Pulumi.yaml", directory / "Pulumi.yaml")
+    for name in ("matrix", "stacks", "teams", ".github"):
+        shutil.copytree(ROOT / name, directory / name)
+    egress = Path(sys.executable).parent / "egress"
+    (directory / "dev.py").write_text(f"import subprocess, sys\nsys.exit(subprocess.run([{str(egress)!r}, *sys.argv[2:]]).returncode)\n")
+    return directory
+
+
+def run_setup(directory: Path, workflow_name: str, inputs: dict[str, str] | None = None, fails: bool = False):
+    """Run the setup job's `egress stacks` step of DIRECTORY's workflow as GitHub would (bash -eo pipefail, its env with
+    ${{ inputs.* }} filled in); its $GITHUB_OUTPUT as {name: value}. Fails the test if the step fails; with FAILS, the
+    other way round, and returns the step's stderr."""
+    import os
+    import subprocess
+
+    workflow = parse_workflow((directory / ".github" / "workflows" / workflow_name).read_text())
+    (step,) = [s for s in workflow["jobs"][SETUP_JOB]["steps"] if "egress stacks" in s.get("run", "")]
+    env = {key: re.sub(r"\$\{\{\s*inputs\.(\w+)\s*\}\}", lambda m: (inputs or {}).get(m[1], ""), str(value))
+           for key, value in (step.get("env") or {}).items()}
+    output = directory / "github-output.txt"
+    output.write_text("")
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=directory,
+                          env={**os.environ, **env, "GITHUB_OUTPUT": str(output)}, capture_output=True, text=True, timeout=300)
+    if fails:
+        assert proc.returncode != 0, f"{workflow_name}: the stacks step passed:\n{output.read_text()}"
+        return proc.stderr
+    assert proc.returncode == 0, f"{workflow_name}: the stacks step failed ({proc.returncode}):\n{proc.stderr}{proc.stdout}"
+    return dict(line.split("=", 1) for line in output.read_text().splitlines() if line)
