@@ -18,7 +18,7 @@ extended url autolink where ``http://``, ``https://`` or ``ftp://`` is, and an e
 address is recognised within any text node. A backslash escape ends a text run (§2.4: the escaped character is literal
 text of its own), so ``www\\.``, ``https\\://`` and ``ops\\@evil.example`` match none of the three, and ``mailto:`` and
 ``xmpp:`` links need an '@' too. ``&`` becomes ``&amp;`` so that ``&#96;`` or ``&lt;img`` is shown as written, not
-decoded (CommonMark §6.2 entity and numeric character references). Bidi controls (U+202A-202E embeddings and
+decoded (CommonMark 0.31.2 §2.5 "Entity and numeric character references"). Bidi controls (U+202A-202E embeddings and
 overrides, U+2066-2069 isolates, and the marks U+200E, U+200F, U+061C) would reorder how the cell reads (Unicode
 Technical Standard #39 / the "Trojan Source" class): they are shown as ``U+202E``.
 Not handled here, because a Markdown escape cannot reach them: GitHub links @-mentions and email addresses a second
