@@ -35,6 +35,11 @@ app.add_typer(docs_app, name="docs")
 ProjectOption = Annotated[Optional[Path], typer.Option("--project", help="Project directory (default: the nearest directory with Pulumi.yaml).",
                                                         file_okay=False)]
 
+# Every command that works on one stack: --stack, else PULUMI_STACK, else Pulumi's selected stack (egress/stack_choice.py).
+StackOption = Annotated[Optional[str], typer.Option("--stack", "-s", show_default=False,
+                                                    help="Stack name (stacks/Pulumi.<stack>.yaml); default: $PULUMI_STACK, else the stack "
+                                                    "`pulumi stack select` chose for this project.")]
+
 
 class MatrixFormat(str, Enum):
     table = "table"
@@ -51,6 +56,16 @@ def _project(project: Optional[Path]) -> Project:
     return open_project(project) if project else find_project()
 
 
+def _stack(proj: Project, given: Optional[str]) -> str:
+    """The stack the user means; when not given with --stack, say on stderr where the name came from."""
+    from .stack_choice import choose_stack
+
+    choice = choose_stack(proj.root, proj.stacks(), given)
+    if choice.note():
+        Console(stderr=True, highlight=False, soft_wrap=True).print(escape(choice.note()))
+    return choice.name
+
+
 def _warn_expiry(catalog) -> None:
     """Own entries that expired or expire soon: on stderr, so the output stays the same and the warning is seen."""
     from .catalog.own import expiry_notices
@@ -65,12 +80,14 @@ def _out(text: str) -> None:
 
 @app.command("matrix")
 def matrix_command(
-    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    stack: StackOption = None,
     fmt: Annotated[MatrixFormat, typer.Option("--format", "-f", help="Output format.")] = MatrixFormat.table,
     project: ProjectOption = None,
 ) -> None:
     """Show the stack's resolved requirements: role, destination, protocol, ports, level, purpose, citation."""
-    catalog, profile, reqs = _project(project).requirements(stack)
+    proj = _project(project)
+    stack = _stack(proj, stack)
+    catalog, profile, reqs = proj.requirements(stack)
     _warn_expiry(catalog)
     extras = {}
     if "openshift" in profile.platforms and profile.openshift_platform:
@@ -106,7 +123,7 @@ Target = Enum("Target", {**{name: name for name in TARGETS}, "all": "all"}, type
 
 @app.command("render")
 def render_command(
-    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    stack: StackOption = None,
     target: Annotated[Target, typer.Option("--target", "-t", help="Enforcement target to render; all: every target the stack lists.")] = Target("all"),  # type: ignore[valid-type]
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory; files go to OUT/<target>/. Only files an earlier run wrote "
                                       "(OUT/.egress-manifest.json) are replaced or removed.")] = Path("out"),
@@ -115,6 +132,7 @@ def render_command(
     """Write what each target would deploy, offline: azure, each rule collection group's REST body and each IP Group; aws,
     each rule group's CreateRuleGroup body, the firewall policy, the rules the engine runs and the security groups."""
     proj = _project(project)
+    stack = _stack(proj, stack)
     catalog, profile, reqs = proj.requirements(stack)
     _warn_expiry(catalog)
     names = list(profile.targets) if target.value == "all" else [target.value]
@@ -145,7 +163,7 @@ class Phase(str, Enum):
 
 @app.command("preview")
 def preview_command(
-    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    stack: StackOption = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: resources.json and every target's render. Only files an earlier "
                                       "run wrote (OUT/.egress-manifest.json) are replaced or removed.")] = Path("out"),
     policy_config: Annotated[Optional[Path], typer.Option("--policy-pack-config", help="Policy pack config (JSON, as for pulumi --policy-pack-config).",
@@ -165,6 +183,7 @@ def preview_command(
     from egress_preview.preview import RESOURCES_JSON, preview, summary_lines, write
 
     proj = _project(project)
+    stack = _stack(proj, stack)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = err.is_terminal and not os.environ.get("CI")
     config = _pack_config(policy_config)
@@ -196,7 +215,7 @@ def diff_command(
     base: Annotated[str, typer.Option("--base", help="Git ref to compare against (e.g. origin/main). Its code is EXECUTED to preview it "
                                       "(a child process with a scrubbed environment: no cloud, Pulumi or Kubernetes credentials); "
                                       "only pass a ref whose code you would run.")],
-    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    stack: StackOption = None,
     project: ProjectOption = None,
 ) -> None:
     """The preview of BASE against the working tree, as Markdown for one pull-request comment: requirements added and
@@ -209,6 +228,7 @@ def diff_command(
 
     check_base_ref(base)  # before the preview: an option-like ref never reaches git
     proj = _project(project)
+    stack = _stack(proj, stack)
     head = snapshot(preview(proj, stack))
     text, result = diff_result(proj.root, base, stack, head)
     _out(text)
@@ -246,7 +266,7 @@ class ExplainFormat(str, Enum):
 @app.command("explain")
 def explain_command(
     destination: Annotated[Optional[str], typer.Argument(help="DESTINATION[:PORT] from a log line: host, *.wildcard, IP, CIDR or URL.")] = None,
-    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    stack: StackOption = None,
     role: Annotated[Optional[str], typer.Option("--role", help="Only this source role (nodes, seed, ...) or source group of the stack.")] = None,
     rule: Annotated[Optional[str], typer.Option("--rule", help="A rule name as a log shows it (Azure rule, AWS sid or group, squid ACL).")] = None,
     deployed: Annotated[Optional[Path], typer.Option("--deployed", help="Judge the resources of an egress preview (its resources.json) "
@@ -266,6 +286,7 @@ def explain_command(
         raise EgressError("give a DESTINATION[:PORT] or --rule NAME (one of them). Fix: e.g. egress explain mcr.microsoft.com:443, "
                           "or egress explain --rule aks-core-https")
     proj = _project(project)
+    stack = _stack(proj, stack)
     catalog, profile, reqs = proj.requirements(stack)
     _warn_expiry(catalog)
     target, port = parse_destination_arg(destination) if destination is not None else ("", None)  # the user's, not the file's
@@ -290,7 +311,7 @@ def explain_command(
 def learn_command(
     logs: Annotated[Optional[list[Path]], typer.Argument(help="Deny logs: Azure Firewall exports (CSV or az JSON), Network Firewall alert "
                                                          "logs (JSON lines, .gz too), Squid access.log.", dir_okay=False)] = None,
-    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    stack: StackOption = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="auto, azure, aws-nfw or squid.")] = "auto",
     out: Annotated[Path, typer.Option("--out", "-o", help="The proposals file (YAML) to write; only an earlier proposals file is replaced.",
                                       dir_okay=False)] = Path("learn-proposals.yaml"),
@@ -301,7 +322,9 @@ def learn_command(
     Prints a Markdown summary. Exits 0 when nothing is proposed, 3 when proposals were written, 1 on bad input."""
     from .learn import PROPOSALS_EXIT, check_out, learn
 
-    catalog, profile, _ = _project(project).requirements(stack)
+    proj = _project(project)
+    stack = _stack(proj, stack)
+    catalog, profile, _ = proj.requirements(stack)
     _warn_expiry(catalog)  # an expired own entry may be why a flow is denied now
     check_out(out)
     learned = learn(catalog, profile, stack, [(path, str(path)) for path in logs or []], fmt)
@@ -322,7 +345,7 @@ class ProxyExportFormat(str, Enum):
 def export_command(
     for_: Annotated[str, typer.Option("--for", help="proxy: what a corporate proxy the stack does not deploy must allow, what goes "
                                             "direct, what it must not inspect; allowlists: this cluster's addresses other teams allowlist.")],
-    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    stack: StackOption = None,
     fmt: Annotated[ProxyExportFormat, typer.Option("--format", "-f", help="squid, pac, csv or json (--for allowlists: json only).")] = ProxyExportFormat.json,
     pac_default: Annotated[str, typer.Option("--pac-default", help="PAC: the final line for what neither noProxy nor the list names: "
                                              "proxy (as the cluster's clients do) or direct.")] = "proxy",
@@ -337,6 +360,7 @@ def export_command(
         raise EgressError(f"--for '{for_}' is not a list egress export writes. Fix: use --for proxy (a corporate proxy's allowlist) or "
                           "--for allowlists (this cluster's addresses for other teams' allowlists)")
     proj = _project(project)
+    stack = _stack(proj, stack)
     catalog, profile, reqs = proj.requirements(stack)
     _warn_expiry(catalog)
     if for_ == "allowlists":
@@ -428,7 +452,8 @@ def catalog_check(
 
     proj = _project(project)
     catalog = proj.catalog()
-    checks = [check_stack(proj, name) for name in ([stack] if stack else proj.stacks())]
+    # No --stack means every stack here (not PULUMI_STACK): a check of the project; a named one is validated as elsewhere.
+    checks = [check_stack(proj, name) for name in ([_stack(proj, stack)] if stack is not None else proj.stacks())]
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     err.print(f"ok: {len(catalog.entries)} entries in {len(catalog.platforms)} platforms, {len(catalog.sources)} sources, "
               f"{len(checks)} {'stack resolves' if len(checks) == 1 else 'stacks resolve'}")
@@ -551,7 +576,7 @@ class ProbeFormat(str, Enum):
 
 @app.command("probe")
 def probe_command(
-    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name (stacks/Pulumi.<stack>.yaml).")] = "dev",
+    stack: StackOption = None,
     role: Annotated[str, typer.Option("--role", help="The role (or source group) whose egress to check, from where it runs.")] = "nodes",
     fmt: Annotated[ProbeFormat, typer.Option("--format", "-f", help="Report format.")] = ProbeFormat.table,
     resolve: Annotated[Optional[list[str]], typer.Option("--resolve", help="HOST=IP: connect to IP for HOST (split DNS, tests); repeatable.")] = None,
@@ -576,6 +601,7 @@ def probe_command(
     except PlanError as exc:
         raise EgressError(str(exc)) from None
     proj = _project(project)
+    stack = _stack(proj, stack)
     catalog, profile, reqs = proj.requirements(stack)
     _warn_expiry(catalog)
     plan = build_plan(catalog, profile, reqs, role, hosts=hosts, samples=parse_samples(sample), timeout=per_check, total_timeout=total,
