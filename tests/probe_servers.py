@@ -254,3 +254,61 @@ def toy_proxy(blocked: Iterable[str] = (), connect_status: str = "", lifetime: f
     finally:
         stop.set()
         thread.join(timeout=2)
+
+
+@contextmanager
+def scripted_server(answer, lifetime: float = 30.0) -> Iterator[ToyProxy]:
+    """A server on 127.0.0.1 (a proxy or an origin) that stops by itself, answering each request head with
+    ``answer(request_line) -> bytes``; the answer ``b"TLS"`` to a CONNECT opens the tunnel, does a TLS handshake with a
+    certificate from its own test CA (``ca_pem``, any of the names the tests use) and answers the request inside with
+    ``answer("inside " + host + " " + request_line)``: a TLS-inspecting proxy."""
+    ca_pem, cert_pem, key_pem = issue_certificates(["example.com", "allowed.test", "blocked.example.org", "s3.example.net", "localhost"])
+    with tempfile.TemporaryDirectory(prefix="egress-probe-scripted-") as tmp:
+        (Path(tmp) / "c.pem").write_bytes(cert_pem)
+        (Path(tmp) / "k.pem").write_bytes(key_pem)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(Path(tmp) / "c.pem", Path(tmp) / "k.pem")
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", 0))
+    server.listen(32)
+    server.settimeout(0.2)
+    proxy = ToyProxy(f"http://127.0.0.1:{server.getsockname()[1]}", ca_pem)
+    stop = threading.Event()
+
+    def handle(conn):
+        conn.settimeout(5)
+        try:
+            line = _read_head(conn).decode("latin-1").split("\r\n")[0]
+            proxy.seen.append((line, None, None))
+            reply = answer(line)
+            if reply == b"TLS":
+                conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                tls = context.wrap_socket(conn, server_side=True)
+                inner = _read_head(tls).decode("latin-1").split("\r\n")[0]
+                tls.sendall(answer(f"inside {line.split()[1].rsplit(':', 1)[0]} {inner}"))
+                tls.close()
+            else:
+                conn.sendall(reply)
+        except (OSError, ValueError, IndexError):
+            pass
+        finally:
+            conn.close()
+
+    def loop():
+        deadline = time.monotonic() + lifetime
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                conn, _ = server.accept()
+            except (socket.timeout, OSError):
+                continue
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+        server.close()
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield proxy
+    finally:
+        stop.set()
+        thread.join(timeout=2)

@@ -64,10 +64,10 @@ def test_reports_exactly_the_blocked_requirements():
     # Near misses direct: only example.com on 443 and 80 (a host known to answer); refused while requirements got through
     # on those ports in the same run, so denied.
     misses = {(r["host"], r["port"]): (r["status"], r["detail"]) for r in report["results"] if r["expect"] == "deny"}
-    assert misses == {("example.com", 443): ("ok", f"denied (TCP {DEAD}:443: connection refused), while https asia-east1-docker.pkg.dev:443 got "
-                                                   "through on the same port in this run"),
-                      ("example.com", 80): ("ok", f"denied (TCP {DEAD}:80: connection refused), while http archive.ubuntu.com:80 got through "
-                                                  "on the same port in this run")}
+    assert misses == {("example.com", 443): ("ok", f"denied (TCP {DEAD}:443: connection refused), while https asia-east1-docker.pkg.dev:443 "
+                                                   f"({servers.address}) over IPv4 got through on the same port in this run"),
+                      ("example.com", 80): ("ok", f"denied (TCP {DEAD}:80: connection refused), while http archive.ubuntu.com:80 "
+                                                  f"({servers.address}) over IPv4 got through on the same port in this run")}
     assert report["enforcement"] == "proven"
 
 
@@ -164,7 +164,7 @@ def test_report_json_shape_is_pinned():
                       "results": [{"check": "https registry.k8s.io:443", "entries": ["e1"], "host": "registry.k8s.io", "port": 443,
                                    "protocol": "https", "via": "direct", "expect": "allow", "why": "", "status": "ok", "detail": "reachable",
                                    "steps": [{"step": "dns", "ok": True, "detail": f"{servers.address} (pinned)"},
-                                             {"step": "tcp", "ok": True, "detail": f"{servers.address}:443"},
+                                             {"step": "tcp", "ok": True, "detail": f"{servers.address}:443", "address": servers.address},
                                              {"step": "tls", "ok": True, "detail": "SNI registry.k8s.io, TLSv1.3"}]},
                                   {"check": "https *.x.io:443", "entries": ["e2"], "host": "*.x.io", "port": 443, "protocol": "https",
                                    "via": "", "expect": "allow", "why": "", "status": "not-probed", "detail": "a wildcard names no host",

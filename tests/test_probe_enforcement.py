@@ -45,8 +45,8 @@ def test_a_refusal_without_a_control_on_its_port_is_not_proof(tmp_path):
     report = run_plan(plan, hosts={"example.com": DEAD}, timeout=2, total_timeout=20)
     assert (report["ok"], report["enforcement"]) == (False, "not proven")
     assert _misses(report) == {("example.com", 443, "https"): (
-        "inconclusive", f"TCP {DEAD}:443: connection refused: no requirement on port 443 got through directly in this run, so this may be "
-                        "a host that does not listen rather than the firewall")}
+        "inconclusive", f"TCP {DEAD}:443: connection refused: no requirement on port 443 over IPv4 got through directly (to an address outside "
+                        "the cluster's own ranges) in this run, so this may be a host that does not listen rather than the firewall")}
     md = markdown(report)
     assert "#### :warning: Enforcement NOT proven" in md and "every near miss is denied" not in md
     assert table(report).rstrip().endswith("enforcement NOT proven (no near miss was conclusively denied: the firewall may let anything through)")

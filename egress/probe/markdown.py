@@ -1,7 +1,8 @@
 """A probe report as Markdown for one pull-request or ticket comment, in the shape of ``egress diff``'s (pure).
 
-Every text from outside (a proxy's reply, a host, a detail quoting an error) goes through egress/markdown_cells.py, so a
-hostile proxy page cannot inject markup, links or HTML into the comment.
+Every text from outside goes through egress/markdown_cells.py, so a hostile proxy page cannot inject markup, links or
+HTML into the comment: a check's detail (it quotes what the network answered: a proxy's status and headers, an error)
+as a code span (``code_cell``), our own words as literal text (``cell``).
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ..markdown_cells import cell, code_cell
 
 def _line(r: dict) -> str:
     entries = ", ".join(r["entries"]) or "-"
-    return f"| {code_cell(r['check'])} | {cell(r['via'] or '-')} | {cell(entries)} | {cell(r['detail'])} |"
+    return f"| {code_cell(r['check'])} | {cell(r['via'] or '-')} | {cell(entries)} | {code_cell(r['detail'])} |"
 
 
 def _enforcement(report: dict) -> list[str]:
@@ -20,8 +21,10 @@ def _enforcement(report: dict) -> list[str]:
     if report["enforcement"] == "not proven":
         return ["", "#### :warning: Enforcement NOT proven", "",
                 f"No near miss was conclusively denied ({unsure} of {len(misses)} inconclusive): nothing here shows that the "
-                "firewall refuses anything. A near miss counts as denied only on the proxy's or firewall's own refusal, or "
-                "a refused connection while a requirement on the same port got through."]
+                "firewall refuses anything. A near miss counts as denied only on the proxy's or firewall's own refusal, or, "
+                "direct, when every address of its name was refused while a requirement on the same port and IP family got "
+                "through to an address outside the cluster's own ranges; an allowed host refused on another port alone "
+                "proves nothing (a generic port rule refuses it)."]
     if report["enforcement"] == "proven":
         return [f"Enforcement proven: {denied} of {len(misses)} near misses denied" + (f", {unsure} inconclusive." if unsure else ".")]
     return []
@@ -36,7 +39,7 @@ def markdown(report: dict) -> str:
     leaked = [r for r in failed if r["expect"] == "deny"]
     if leaked:
         lines += ["", "#### :x: Near misses that got through (the firewall is not enforcing)", "",
-                  *(f"- {code_cell(r['check'])} via {cell(r['via'])}: {cell(r['why'])}; {cell(r['detail'])}" for r in leaked)]
+                  *(f"- {code_cell(r['check'])} via {cell(r['via'])}: {cell(r['why'])}; {code_cell(r['detail'])}" for r in leaked)]
     if required:
         lines += ["", "#### :x: Requirements not reachable", "", "| Check | Via | Entries | What failed |", "|---|---|---|---|",
                   *(_line(r) for r in required)]

@@ -20,6 +20,7 @@ cluster proxy setting covers (egressProxyRoles: its HTTP and HTTPS, no noProxy).
 """
 from __future__ import annotations
 
+import ipaddress
 from typing import Iterable, Mapping, Optional
 
 from ..errors import EgressError
@@ -78,12 +79,14 @@ def _near_misses(reqs: list[Requirement], proxied) -> list[dict]:
     out = []
     sibling = next((h for h in exact if h.count(".") >= 2 and not named(f"{SIBLING_LABEL}.{h.split('.', 1)[1]}", 443)), None)
     if sibling and proxied(f"{SIBLING_LABEL}.{sibling.split('.', 1)[1]}", 443):
-        out.append({"host": f"{SIBLING_LABEL}.{sibling.split('.', 1)[1]}", "port": 443, "protocol": "https",
+        out.append({"host": f"{SIBLING_LABEL}.{sibling.split('.', 1)[1]}", "port": 443, "protocol": "https", "miss": "sibling",
                     "why": f"a sibling of the exact host {sibling}: a name rule must not allow its parent domain"})
     for host in exact:
         port = next((p for p in OTHER_PORTS if not named(host, p)), None)
         if port is not None and proxied(host, port):
-            out.append({"host": host, "port": port, "protocol": "https", "why": f"the allowed host {host} on port {port}, which the role does not have"})
+            out.append({"host": host, "port": port, "protocol": "https", "miss": "other-port",
+                        "why": f"the allowed host {host} on port {port}, which the role does not have (alone it proves nothing: a "
+                               "generic rule refusing CONNECT to ports other than 443 denies it whatever the allowlist)"})
             break
     for protocol, port in UNLISTED_PORTS:
         if named(UNLISTED_HOST, port):
@@ -94,7 +97,7 @@ def _near_misses(reqs: list[Requirement], proxied) -> list[dict]:
             r = ranges[0]
             why += (f"; the role's {r.kind} {r.destination} on port {port} might hold its addresses (unknowable offline): if it gets "
                     "through, check that first")
-        out.append({"host": UNLISTED_HOST, "port": port, "protocol": protocol, "why": why})
+        out.append({"host": UNLISTED_HOST, "port": port, "protocol": protocol, "miss": "unlisted", "why": why})
     return out
 
 
@@ -178,6 +181,19 @@ def _routes(catalog: Catalog, profile: Profile, mine: list[Requirement], role: s
     return routes, setup
 
 
+def internal_ranges(profile: Profile) -> list[str]:
+    """The cluster's own address ranges (machine, pod and service CIDRs, the noProxy entries that are addresses or
+    ranges): a requirement that got through to one of them need not have crossed the firewall, so the agent never takes
+    it as the control that a refusal on its port is the firewall's."""
+    out = set()
+    for value in (*profile.machine_cidrs, *profile.pod_cidrs, *profile.service_cidrs, *profile.no_proxy):
+        try:
+            out.add(str(ipaddress.ip_network(value.strip().strip("[]"), strict=False)))
+        except ValueError:
+            continue  # a name or a domain suffix in noProxy: no address range
+    return sorted(out, key=lambda n: (ipaddress.ip_network(n).version, ipaddress.ip_network(n)))
+
+
 def check_role(profile: Profile, role: str, reqs: Iterable[Requirement], source: str) -> list[Requirement]:
     known = [*ROLES, *sorted(profile.source_groups)]
     if role not in known:
@@ -224,7 +240,7 @@ def build_plan(catalog: Catalog, profile: Profile, reqs: Iterable[Requirement], 
 
     for miss in _near_misses(mine, proxied):
         check = {"host": miss["host"], "port": miss["port"], "protocol": miss["protocol"], "via": "direct", "expect": "deny", "entries": [],
-                 "why": miss["why"]}
+                 "miss": miss["miss"], "why": miss["why"]}
         url = proxied(miss["host"], miss["port"], miss["protocol"])
         if url:
             check.update(via="proxy", proxy=url)
@@ -233,7 +249,7 @@ def build_plan(catalog: Catalog, profile: Profile, reqs: Iterable[Requirement], 
     proxy = {"credentials_env": CREDENTIALS_ENV if profile.has_secret("proxyCredentials") else None,
              "inspects_tls": profile.proxy_inspects_tls} if proxied else None
     plan = {"version": PLAN_VERSION, "stack": profile.stack, "role": role, "timeout": timeout, "total_timeout": total_timeout,
-            "hosts": dict(sorted((hosts or {}).items())), "proxy": proxy, "ca_bundle": profile.proxy_trusted_ca,
+            "hosts": dict(sorted((hosts or {}).items())), "internal": internal_ranges(profile), "proxy": proxy, "ca_bundle": profile.proxy_trusted_ca,
             "checks": checks, "not_probed": skipped}
     try:
         return check_plan(plan, source)
