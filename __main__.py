@@ -140,5 +140,6 @@ if "kubernetes" in plans:
         from components.kubernetes_probe import EgressProbe
 
         # After every firewall resource of the stack: the probe checks what this update applied. Not awaited: read its log.
+        # The Job's name carries a hash of what the firewall targets apply, so a changed firewall is a new Job (a new run).
         EgressProbe("egress-probe", k8s_plan.probe, credentials=secrets["proxyCredentials"], after=firewall_components)
         pulumi.export("probeJobs", [f"kubectl logs -n {job.namespace} job/{job.name}" for job in k8s_plan.probe])

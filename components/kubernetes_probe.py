@@ -10,10 +10,16 @@ Why these options (an on-call engineer's view of the next ``pulumi up``):
   to wait for readiness on the next update" (same page), so a probe that finds one blocked CDN would fail every later
   firewall update too. The annotation makes the provider skip its await logic for the resource (pulumi-kubernetes PR #417,
   "Allow awaiters to be skipped by setting an annotation"). The report is the Job's log: ``kubectl logs
-  job/egress-probe-<role> -n <probeNamespace>``; the Job's own status says Complete or Failed.
-- Replaced, never updated in place: a Job's pod template is immutable, so a changed plan (its hash is on the template)
-  is a replacement (``replace_on_changes: spec``), and the new Job has the same name, so the old one is deleted first
-  (``delete_before_replace``). The replacement runs the probe again.
+  job/egress-probe-<role>-<hash8> -n <probeNamespace>`` (the program exports the commands as ``probeJobs``); the Job's own
+  status says Complete or Failed.
+- A new Job for every change, never one updated in place or replaced under the same name: the Job and its ConfigMap are
+  named ``egress-probe-<role>-<hash8>`` (egress/probe/job.py: the hash covers the objects and what the stack's firewall
+  targets apply), and the logical name follows the object's name. A changed firewall or plan is a new resource, which
+  Pulumi creates in this update, and the old one a resource no longer declared, which it deletes after the creations:
+  create-new-then-delete-old, no name clash, and no ``delete_before_replace`` racing a foreground deletion of the old Job
+  (a 409 while its pods are still being removed). The new Job runs the probe against what was just applied; without a
+  change the Job stays, with its log (no ttlSecondsAfterFinished, so Pulumi's state never names a Job the cluster
+  deleted).
 - After the firewall: the Namespace, and so everything here, depends on the firewall components the program created
   (``depends_on``): the probe checks what was just applied.
 - Not protected: these are not firewall resources (egress_preview/dangers.py FIREWALL_KINDS); deleting or replacing them
@@ -54,7 +60,6 @@ class EgressProbe(pulumi.ComponentResource):
                 config_maps[meta["name"]] = object_resource(logical_name(name, obj), obj, pulumi.ResourceOptions(parent=self, depends_on=before))
                 continue
             job = {**obj, "metadata": {**meta, "annotations": {**meta.get("annotations", {}), **SKIP_AWAIT}}}
-            object_resource(logical_name(name, obj), job, pulumi.ResourceOptions(
-                parent=self, depends_on=[*before, config_maps[meta["name"]]], replace_on_changes=["spec"], delete_before_replace=True))
+            object_resource(logical_name(name, obj), job, pulumi.ResourceOptions(parent=self, depends_on=[*before, config_maps[meta["name"]]]))
         self.jobs = [j.name for j in jobs]
         self.register_outputs({"jobs": self.jobs})

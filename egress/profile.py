@@ -232,7 +232,7 @@ class Profile(BaseModel):
                              description="Minimal Python 3 image of the probe Job, pinned by digest (the agent needs the standard library only).")
     probe_deploy: bool = Field(False, alias="probeDeploy", description="Kubernetes: the program also deploys the probe Jobs probeJob renders, "
                                                                         "after the firewall resources; not awaited (a failing probe never fails "
-                                                                        "the update): read kubectl logs job/egress-probe-<role>.")
+                                                                        "the update): read kubectl logs job/egress-probe-<role>-<hash8> (the probeJobs output; a changed firewall or plan is a new Job).")
     api_server_allowlist: Optional[Literal["kkp", "generic"]] = Field(
         None, alias="apiServerAllowlist",
         description="Kubernetes: restrict who reaches the API server: kkp (the user Cluster's spec.apiServerAllowedIPRanges) or generic "
@@ -592,6 +592,18 @@ class Profile(BaseModel):
         if value and "proxy_trusted_ca" in info.data and not info.data["proxy_trusted_ca"]:
             raise AddressError("a TLS-inspecting proxy re-signs every server certificate, which the cluster's clients refuse without its CA",
                                "set egress-matrix:proxyTrustedCa to the PEM CA certificate the proxy signs with")
+        return value
+
+    @field_validator("probe_job")
+    @classmethod
+    def _probe_job_needs_kubernetes(cls, value: bool, info: ValidationInfo) -> bool:
+        # Only the kubernetes target renders (and with probeDeploy deploys) the Jobs: elsewhere the setting did nothing.
+        targets = info.data.get("targets")
+        if value and targets is not None and "kubernetes" not in targets:
+            raise AddressError(f"the probe Jobs are rendered by the kubernetes target, and targets is [{', '.join(targets)}]",
+                               "add kubernetes to egress-matrix:targets (it then renders only the probe unless egressProxy, "
+                               "clusterProxy or apiServerAllowlist is set), or remove probeJob and run 'egress probe --stack "
+                               "<stack> --role <role>' from a machine of that role")
         return value
 
     @field_validator("probe_deploy")

@@ -67,15 +67,17 @@ def test_the_engine_receives_the_rendered_objects_and_jobs_are_replaced_not_awai
         metadata = inputs.pop("metadata")
         if obj["kind"] == "Job":
             assert metadata.pop("annotations") == {"pulumi.com/skipAwait": "true"}
-            assert (got["delete_before_replace"], got["replace_on_changes"]) == (True, ["spec"])
-        else:
-            assert (got["delete_before_replace"], got["replace_on_changes"]) == (False, [])
+        # A change is a new name, so a new resource created before the old one is deleted: never delete-before-replace
+        # (second review, suspicion A: it raced the old Job's foreground deletion, a 409).
+        assert (got["delete_before_replace"], got["replace_on_changes"]) == (False, [])
         assert metadata == obj["metadata"] and inputs == {k: v for k, v in obj.items() if k != "metadata"}
         assert got["protect"] is False  # not a firewall resource
     urns = {r["inputs"]["metadata"]["name"] + "/" + r["inputs"]["kind"]: r["urn"] for r in registrations}
     for role in ("nodes", "seed"):
-        job = by_key[("Job", "egress-probe", f"egress-probe-{role}")]
-        assert {urns["egress-probe/Namespace"], urns[f"egress-probe-{role}/ConfigMap"]} <= set(job["dependencies"])
+        [name] = [j.name for j in jobs if j.role == role]
+        job = by_key[("Job", "egress-probe", name)]
+        assert {urns["egress-probe/Namespace"], urns[f"{name}/ConfigMap"]} <= set(job["dependencies"])
+        assert job["urn"].endswith(f"-job-egress-probe-{name}")  # the logical name carries the hash: a change is a new resource
 
 
 def test_credentials_reach_the_secret_only_as_a_secret():

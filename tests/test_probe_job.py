@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -22,9 +23,19 @@ from k8s_schemas import validate
 from probe_servers import DEAD, serving
 
 
+HASHED = re.compile(r"-[0-9a-f]{8}(?=\.yaml$)")
+
+
 def _files(name: str, **overrides) -> dict[str, dict]:
+    """The probe's files, the Jobs' and ConfigMaps' <hash8> suffix taken off their paths (each must have one)."""
     catalog, profile, reqs = stack(name, probe_job=True, **overrides)
-    return {path: yaml.safe_load(text) for path, text in render(compile_kubernetes(catalog, profile, reqs)).items() if "egress-probe" in path}
+    out = {}
+    for path, text in render(compile_kubernetes(catalog, profile, reqs)).items():
+        if "egress-probe" in path:
+            plain = HASHED.sub("", path)
+            assert (plain != path) == ("namespace-" not in path), path
+            out[plain] = yaml.safe_load(text)
+    return out
 
 
 def test_rendered_objects_pass_strict_validation_and_are_locked_down():
@@ -39,7 +50,8 @@ def test_rendered_objects_pass_strict_validation_and_are_locked_down():
     for role in ("nodes", "control-plane"):
         job = files[f"kubernetes/job-egress-probe-egress-probe-{role}.yaml"]
         spec = job["spec"]
-        assert (spec["backoffLimit"], spec["ttlSecondsAfterFinished"], spec["activeDeadlineSeconds"]) == (0, 86400, 420)
+        assert (spec["backoffLimit"], spec["activeDeadlineSeconds"]) == (0, 420)
+        assert "ttlSecondsAfterFinished" not in spec  # the report (the pod's log) stays until a change replaces the Job
         pod = spec["template"]["spec"]
         [container] = pod["containers"]
         assert container["image"] == DEFAULT_PROBE_IMAGE and "@sha256:" in container["image"]
@@ -51,7 +63,8 @@ def test_rendered_objects_pass_strict_validation_and_are_locked_down():
         assert pod["automountServiceAccountToken"] is False and pod["restartPolicy"] == "Never"
         assert container["resources"]["limits"] == {"cpu": "500m", "memory": "128Mi"}
         assert container["volumeMounts"] == [{"name": "probe", "mountPath": "/probe", "readOnly": True}]
-        assert pod["volumes"] == [{"name": "probe", "configMap": {"name": f"egress-probe-{role}"}}]
+        assert pod["volumes"] == [{"name": "probe", "configMap": {"name": job["metadata"]["name"]}}]
+        assert re.fullmatch(f"egress-probe-{role}-[0-9a-f]{{8}}", job["metadata"]["name"])
         assert pod.get("hostNetwork", False) is (role == "nodes")
         assert pod.get("dnsPolicy") == ("Default" if role == "nodes" else None)
     assert files["kubernetes/job-egress-probe-egress-probe-control-plane.yaml"]["spec"]["template"]["spec"]["nodeSelector"] == {
@@ -115,8 +128,8 @@ def test_render_summary_names_the_probe_jobs():
     from egress.targets.kubernetes import summary
 
     catalog, profile, reqs = stack("openshift", probe_job=True, probe_roles=("nodes", "control-plane"))
-    assert summary(compile_kubernetes(catalog, profile, reqs)).endswith(
-        "probe Job(s) in namespace egress-probe: egress-probe-nodes, egress-probe-control-plane")
+    assert re.search("probe Job\\(s\\) in namespace egress-probe: egress-probe-nodes-[0-9a-f]{8}, egress-probe-control-plane-[0-9a-f]{8}$",
+                     summary(compile_kubernetes(catalog, profile, reqs)))
     catalog, profile, reqs = stack("openshift")
     assert "probe" not in summary(compile_kubernetes(catalog, profile, reqs))
 
@@ -126,7 +139,7 @@ def test_a_job_reading_proxy_credentials_says_how_to_create_its_secret():
     the rendered Job says which Secret, which key and what value (user:password as typed, not percent-encoded)."""
     catalog, profile, reqs = stack("openshift", probe_job=True)
     profile = profile.with_secrets({"proxyCredentials"})
-    files = {p: yaml.safe_load(t) for p, t in render(compile_kubernetes(catalog, profile, reqs)).items() if "job-egress-probe" in p}
+    files = {HASHED.sub("", p): yaml.safe_load(t) for p, t in render(compile_kubernetes(catalog, profile, reqs)).items() if "job-egress-probe" in p}
     job = files["kubernetes/job-egress-probe-egress-probe-nodes.yaml"]
     validate(job)
     assert job["metadata"]["annotations"] == {"egress-matrix/proxy-credentials": (
@@ -137,7 +150,24 @@ def test_a_job_reading_proxy_credentials_says_how_to_create_its_secret():
     assert "annotations" not in _files("kkp", cluster_proxy=())["kubernetes/job-egress-probe-egress-probe-nodes.yaml"]["metadata"]
     from egress.targets.kubernetes import summary
 
-    assert summary(compile_kubernetes(catalog, profile, reqs)).splitlines()[-1] == (
+    assert re.sub(r"-[0-9a-f]{8} read", " read", summary(compile_kubernetes(catalog, profile, reqs)).splitlines()[-1]) == (
         "  note: egress-probe-nodes read the proxy credentials from a Secret; applying the render yourself, create it first: "
         "kubectl create secret generic egress-probe-proxy-credentials -n egress-probe --from-literal=credentials='user:password' "
         "(as typed, not percent-encoded; probeDeploy creates it from proxyCredentials)")
+
+
+def _names(name: str, **overrides) -> list[str]:
+    catalog, profile, reqs = stack(name, probe_job=True, **overrides)
+    return [job.name for job in compile_kubernetes(catalog, profile, reqs).probe]
+
+
+def test_a_changed_firewall_is_a_new_job():
+    """Second review, item 3: the probe did not run again when the firewall changed (the hash covered agent, plan and
+    image only, /tmp/r21b rA vs rB: the egress proxy's replicas and image changed, the Job did not). Now the Job's name
+    carries a hash of the objects and of what every firewall target of the stack renders: another AWS rule order or
+    another egress proxy gives another Job (created before the old one is deleted)."""
+    base = _names("dev")
+    assert base == _names("dev") and re.fullmatch(r"egress-probe-nodes-[0-9a-f]{8}", base[0])
+    assert _names("dev", egress_proxy_replicas=3) != base  # the kubernetes target's own firewall
+    assert _names("dev", aws_priority_base=200) != base  # another target's
+    assert _names("dev", probe_image="python@sha256:" + "0" * 64) != base  # the Job itself

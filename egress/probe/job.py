@@ -9,9 +9,16 @@ Security level (the baseline level forbids host namespaces: kubernetes.io/docs/c
 otherwise; the pod itself meets the restricted profile all the same (non-root, read-only root filesystem, no
 capabilities, RuntimeDefault seccomp, no service-account token).
 
-The pod prints its report as JSON (``kubectl logs job/egress-probe-nodes``); it exits 1 when a check fails, so the
-Job fails (backoffLimit 0: a probe is not retried until it passes). With probeDeploy the program creates these objects
-(components/kubernetes_probe.py) without awaiting the Job: a failing probe never fails the firewall update.
+The pod prints its report as JSON (``kubectl logs job/egress-probe-nodes-<hash8>``); it exits 1 when a check fails, so
+the Job fails (backoffLimit 0: a probe is not retried until it passes). With probeDeploy the program creates these
+objects (components/kubernetes_probe.py) without awaiting the Job: a failing probe never fails the firewall update.
+
+The Job and its ConfigMap are named ``egress-probe-<role>-<hash8>``: the hash covers the objects themselves (agent, plan,
+image, pod spec) and a digest of everything the stack's firewall targets apply (``firewall_digest``: the rendered files
+of each target in ``targets``, the kubernetes target's own without the probe). A changed firewall or plan is a new name,
+so the probe runs again against what was just applied, and the program creates the new Job before it deletes the old
+one (no name clash, no delete-then-create race). No ``ttlSecondsAfterFinished``: the report (the pod's log) stays until
+the next change replaces the Job; a finished Job holds no resources but its pod's record.
 """
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ import hashlib
 import json
 from pathlib import Path
 from typing import Iterable
+
 
 from ..models import Catalog, Requirement, Strict
 from ..profile import Profile
@@ -53,26 +61,49 @@ class ProbeJobPlan(Strict):
     agent: str
     total_timeout: float
     credentials: bool  # the plan goes through a proxy and the stack has proxyCredentials: the pod reads them from a Secret
-
-    @property
-    def name(self) -> str:
-        return f"{NAME}-{self.role}"
+    firewall: str = ""  # firewall_digest: what the stack's firewall targets apply
 
     @property
     def config_hash(self) -> str:
-        """On the pod template: a changed plan or agent replaces the Job (its template is immutable), so it runs again."""
-        return hashlib.sha256((self.agent + self.plan_json + self.image).encode()).hexdigest()[:16]
+        """Of the Job and ConfigMap as they would be under the role's plain name, and of the firewall they probe."""
+        plain = f"{NAME}-{self.role}"
+        objects = json.dumps([_config_map(self, plain), _job(self, plain, "")], sort_keys=True)
+        return hashlib.sha256((objects + "\n" + self.firewall).encode()).hexdigest()[:16]
+
+    @property
+    def name(self) -> str:
+        return f"{NAME}-{self.role}-{self.config_hash[:8]}"
+
+
+def firewall_digest(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement]) -> str:
+    """sha256 of what the stack's targets apply: every file each target in ``targets`` renders (credentials are never
+    rendered), the kubernetes target's without the probe Jobs themselves."""
+    from ..targets import TARGETS  # the targets import this module: late
+
+    reqs = tuple(requirements)
+    digest = hashlib.sha256()
+    for name in sorted(profile.targets):
+        current = profile
+        if name == "kubernetes":
+            if not (profile.egress_proxy or profile.cluster_proxy or profile.api_server_allowlist):
+                continue  # it renders the probe alone
+            current = profile.model_copy(update={"probe_job": False})
+        files = TARGETS[name].render(TARGETS[name].compile(catalog, current, reqs, ""))
+        for path, text in sorted(files.items()):
+            digest.update(f"{name}/{path}\0{len(text)}\0".encode() + text.encode())
+    return digest.hexdigest()
 
 
 def compile_probe_jobs(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> tuple[ProbeJobPlan, ...]:
     reqs = list(requirements)
     agent = AGENT.read_text(encoding="utf-8")
     jobs = []
+    firewall = firewall_digest(catalog, profile, reqs)
     for role in profile.probe_roles:
         plan = build_plan(catalog, profile, reqs, role, source=source or "egress-matrix:probeRoles")
         jobs.append(ProbeJobPlan(role=role, namespace=profile.probe_namespace, image=profile.probe_image, host_network=role == "nodes",
                                  plan_json=json.dumps(plan, indent=2, sort_keys=True) + "\n", agent=agent, total_timeout=plan["total_timeout"],
-                                 credentials=bool(plan["proxy"]) and profile.has_secret("proxyCredentials")))
+                                 credentials=bool(plan["proxy"]) and profile.has_secret("proxyCredentials"), firewall=firewall))
     return tuple(jobs)
 
 
@@ -83,11 +114,19 @@ def namespace(jobs: tuple[ProbeJobPlan, ...]) -> dict:
 
 
 def config_map(job: ProbeJobPlan) -> dict:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": job.name, "namespace": job.namespace, "labels": dict(LABELS)},
-            "data": {"agent.py": job.agent, "plan.json": job.plan_json}}
+    return _config_map(job, job.name)
 
 
 def job_object(job: ProbeJobPlan) -> dict:
+    return _job(job, job.name, job.config_hash)
+
+
+def _config_map(job: ProbeJobPlan, name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": job.namespace, "labels": dict(LABELS)},
+            "data": {"agent.py": job.agent, "plan.json": job.plan_json}}
+
+
+def _job(job: ProbeJobPlan, name: str, config_hash: str) -> dict:
     labels = {**LABELS, "egress-matrix/probe-role": job.role}
     env = [{"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}]
     annotations = {}
@@ -110,17 +149,17 @@ def job_object(job: ProbeJobPlan) -> dict:
         "enableServiceLinks": False,
         "securityContext": {"runAsNonRoot": True, "runAsUser": NOBODY, "runAsGroup": NOBODY, "seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [container],
-        "volumes": [{"name": "probe", "configMap": {"name": job.name}}],
+        "volumes": [{"name": "probe", "configMap": {"name": name}}],
     }
     if job.host_network:
         pod.update(hostNetwork=True, dnsPolicy="Default")
     if job.role == "control-plane":
         pod["nodeSelector"] = {CONTROL_PLANE: ""}
         pod["tolerations"] = [{"key": CONTROL_PLANE, "operator": "Exists", "effect": "NoSchedule"}]
-    meta = {"name": job.name, "namespace": job.namespace, "labels": labels, **({"annotations": annotations} if annotations else {})}
+    meta = {"name": name, "namespace": job.namespace, "labels": labels, **({"annotations": annotations} if annotations else {})}
+    template = {"labels": labels, **({"annotations": {"egress-matrix/probe-hash": config_hash}} if config_hash else {})}
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
-            "spec": {"backoffLimit": 0, "ttlSecondsAfterFinished": 86400, "activeDeadlineSeconds": int(job.total_timeout) + 120,
-                     "template": {"metadata": {"labels": labels, "annotations": {"egress-matrix/probe-hash": job.config_hash}}, "spec": pod}}}
+            "spec": {"backoffLimit": 0, "activeDeadlineSeconds": int(job.total_timeout) + 120, "template": {"metadata": template, "spec": pod}}}
 
 
 def credentials_secret(jobs: tuple[ProbeJobPlan, ...]) -> dict | None:
