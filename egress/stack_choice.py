@@ -46,15 +46,19 @@ def choose_stack(root: Path, stacks: list[str], given: str | None, environ: dict
     env = os.environ if environ is None else environ
     if given is not None:
         return StackChoice(_known(_short(given), "--stack", stacks, root), "--stack", True)
-    if env.get(ENV_STACK):  # set but empty: as Pulumi, no stack named
+    if env.get(ENV_STACK):
         name = _known(_short(env[ENV_STACK]), f"{ENV_STACK}={env[ENV_STACK]}", stacks, root)
         return StackChoice(name, ENV_STACK, False)
-    selected, note = _selected(root, env)
+    if ENV_STACK in env:  # set but empty: Pulumi reads no selection then either (pkg/backend/state/stacks.go), so neither do we
+        selected, note = None, ""
+    else:
+        selected, note = _selected(root, env)
     if selected is not None:
         where = f"the selection of 'pulumi stack select' in {selected.file}"
         return StackChoice(_known(selected.name, where, stacks, root), where, False)
     listing = ", ".join(stacks) or "(none)"
-    raise ProjectError(f"{root / 'stacks'}: no stack chosen: no --stack, {ENV_STACK} unset, and no stack selected in Pulumi for this "
+    unset = f"{ENV_STACK} set but empty (which hides Pulumi's selection)" if ENV_STACK in env else f"{ENV_STACK} unset"
+    raise ProjectError(f"{root / 'stacks'}: no stack chosen: no --stack, {unset}, and no stack selected in Pulumi for this "
                        f"project{note}. Fix: pass --stack NAME (stacks here: {listing}), or set {ENV_STACK}=NAME, "
                        "or run 'pulumi stack select NAME'")
 

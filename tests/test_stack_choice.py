@@ -59,10 +59,12 @@ def test_pulumi_stack_wins_over_the_selection_and_says_so(root, home):
     assert choice.note() == "note: stack 'dev' from PULUMI_STACK; pass --stack to choose another"
 
 
-def test_an_empty_pulumi_stack_names_nothing(root, home):
-    path = select(home, root, {"stack": "kkp"})
-    choice = choose_stack(root, STACKS, None, {"PULUMI_STACK": "", "PULUMI_HOME": str(home)})
-    assert choice.name == "kkp" and str(path) in choice.note()
+def test_an_empty_pulumi_stack_names_nothing_and_hides_the_selection_as_in_pulumi(root, home):
+    select(home, root, {"stack": "kkp"})
+    with pytest.raises(ProjectError) as raised:
+        choose_stack(root, STACKS, None, {"PULUMI_STACK": "", "PULUMI_HOME": str(home)})
+    assert "no stack chosen: no --stack, PULUMI_STACK set but empty (which hides Pulumi's selection), and no stack" in str(raised.value)
+    assert choose_stack(root, STACKS, None, {"PULUMI_HOME": str(home)}).name == "kkp"
 
 
 def test_a_fully_qualified_name_means_its_stack_file(root, home):
