@@ -104,12 +104,17 @@ def workspace_files(root: Path, env: dict[str, str]) -> list[Path]:
     return [folder / f"{name}-{hashlib.sha1(str(path).encode()).hexdigest()}-workspace.json" for path in paths]
 
 
-def _project_name(root: Path) -> str:
+def _project_yaml(root: Path) -> dict:
+    """Pulumi.yaml, read once per command (its name and backend.url are all this module needs)."""
     try:
-        data = yaml.safe_load((root / "Pulumi.yaml").read_text(encoding="utf-8"))
+        data = yaml.load((root / "Pulumi.yaml").read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (OSError, yaml.YAMLError):
-        return ""
-    return str(data.get("name") or "") if isinstance(data, dict) else ""
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _project_name(root: Path) -> str:
+    return str(_project_yaml(root).get("name") or "")
 
 
 def _logical_project_file(root: Path, env: dict[str, str]) -> Path | None:
@@ -165,9 +170,5 @@ def _stack_for_backend(settings: dict, root: Path, env: dict[str, str]) -> tuple
 
 
 def _project_backend(root: Path) -> str:
-    try:
-        data = yaml.safe_load((root / "Pulumi.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return ""
-    backend = data.get("backend") if isinstance(data, dict) else None
+    backend = _project_yaml(root).get("backend")
     return str(backend.get("url") or "") if isinstance(backend, dict) else ""
