@@ -186,6 +186,30 @@ def _read_head(conn) -> bytes:
 
 
 @contextmanager
+def _accepting(server: socket.socket, handle, lifetime: float) -> Iterator[None]:
+    """Accept on ``server`` (a thread per connection, ``handle(conn)``) until the block ends or ``lifetime`` runs out."""
+    stop = threading.Event()
+
+    def loop():
+        deadline = time.monotonic() + lifetime
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                conn, _ = server.accept()
+            except (socket.timeout, OSError):
+                continue
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+        server.close()
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=2)
+
+
+@contextmanager
 def toy_proxy(blocked: Iterable[str] = (), connect_status: str = "", lifetime: float = 60.0) -> Iterator[ToyProxy]:
     """A forward proxy on 127.0.0.1 that stops by itself (``lifetime``), written to test the agent's judging.
 
@@ -208,7 +232,6 @@ def toy_proxy(blocked: Iterable[str] = (), connect_status: str = "", lifetime: f
     server.listen(32)
     server.settimeout(0.2)
     proxy = ToyProxy(f"http://127.0.0.1:{server.getsockname()[1]}", ca_pem)
-    stop = threading.Event()
 
     def handle(conn):
         conn.settimeout(5)
@@ -237,23 +260,8 @@ def toy_proxy(blocked: Iterable[str] = (), connect_status: str = "", lifetime: f
         finally:
             conn.close()
 
-    def loop():
-        deadline = time.monotonic() + lifetime
-        while not stop.is_set() and time.monotonic() < deadline:
-            try:
-                conn, _ = server.accept()
-            except (socket.timeout, OSError):
-                continue
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-        server.close()
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    try:
+    with _accepting(server, handle, lifetime):
         yield proxy
-    finally:
-        stop.set()
-        thread.join(timeout=2)
 
 
 @contextmanager
@@ -274,7 +282,6 @@ def scripted_server(answer, lifetime: float = 30.0) -> Iterator[ToyProxy]:
     server.listen(32)
     server.settimeout(0.2)
     proxy = ToyProxy(f"http://127.0.0.1:{server.getsockname()[1]}", ca_pem)
-    stop = threading.Event()
 
     def handle(conn):
         conn.settimeout(5)
@@ -295,20 +302,5 @@ def scripted_server(answer, lifetime: float = 30.0) -> Iterator[ToyProxy]:
         finally:
             conn.close()
 
-    def loop():
-        deadline = time.monotonic() + lifetime
-        while not stop.is_set() and time.monotonic() < deadline:
-            try:
-                conn, _ = server.accept()
-            except (socket.timeout, OSError):
-                continue
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-        server.close()
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    try:
+    with _accepting(server, handle, lifetime):
         yield proxy
-    finally:
-        stop.set()
-        thread.join(timeout=2)
