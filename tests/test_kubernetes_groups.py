@@ -113,15 +113,15 @@ def test_adding_a_group_adds_its_own_lines_and_leaves_the_rest_byte_identical(tm
         "acl ports-443 port 443\n", "acl ports-443 port 443\nacl ports-8080 port 8080\n").replace(
         "\n# stack-core-payments-https:", billing + "\n# stack-core-payments-https:")
     for path in plain:
-        if path in (CONF, "kubernetes/deployment-egress-proxy-egress-proxy.yaml", "kubernetes/configmap-egress-proxy-egress-proxy-config.yaml",
-                    "kubernetes/networkpolicy-egress-proxy-egress-proxy.yaml"):
+        if path in (CONF, "kubernetes/deployment-egress-proxy.egress-proxy.yaml", "kubernetes/configmap-egress-proxy.egress-proxy-config.yaml",
+                    "kubernetes/networkpolicy-egress-proxy.egress-proxy.yaml"):
             continue
         assert plain[path] == one[path] == two[path], path
-    deployments = [yaml.safe_load(files["kubernetes/deployment-egress-proxy-egress-proxy.yaml"]) for files in (plain, one, two)]
+    deployments = [yaml.safe_load(files["kubernetes/deployment-egress-proxy.egress-proxy.yaml"]) for files in (plain, one, two)]
     for deployment in deployments:
         deployment["spec"]["template"]["metadata"]["annotations"].pop("egress-matrix/config-hash")  # a new squid.conf rolls the pods
     assert deployments[0] == deployments[1] == deployments[2]
-    policies = [yaml.safe_load(files["kubernetes/networkpolicy-egress-proxy-egress-proxy.yaml"]) for files in (plain, one, two)]
+    policies = [yaml.safe_load(files["kubernetes/networkpolicy-egress-proxy.egress-proxy.yaml"]) for files in (plain, one, two)]
     clients = [[peer["ipBlock"]["cidr"] for peer in p["spec"]["ingress"][0]["from"]] for p in policies]
     assert clients == [["10.60.0.0/16", "10.244.0.0/16"], ["10.60.0.0/16", "10.244.0.0/16", "10.60.17.0/24"],
                        ["10.60.0.0/16", "10.244.0.0/16", "10.70.1.0/24", "10.70.2.0/24", "10.60.17.0/24"]]

@@ -40,15 +40,15 @@ def _files(name: str, **overrides) -> dict[str, dict]:
 
 def test_rendered_objects_pass_strict_validation_and_are_locked_down():
     files = _files("openshift", probe_roles=("nodes", "control-plane"))
-    assert sorted(files) == ["kubernetes/configmap-egress-probe-egress-probe-control-plane.yaml", "kubernetes/configmap-egress-probe-egress-probe-nodes.yaml",
-                             "kubernetes/job-egress-probe-egress-probe-control-plane.yaml", "kubernetes/job-egress-probe-egress-probe-nodes.yaml",
-                             "kubernetes/namespace-_cluster-egress-probe.yaml"]
+    assert sorted(files) == ["kubernetes/configmap-egress-probe.egress-probe-control-plane.yaml", "kubernetes/configmap-egress-probe.egress-probe-nodes.yaml",
+                             "kubernetes/job-egress-probe.egress-probe-control-plane.yaml", "kubernetes/job-egress-probe.egress-probe-nodes.yaml",
+                             "kubernetes/namespace-egress-probe.yaml"]
     for obj in files.values():
         validate(obj)
-    namespace = files["kubernetes/namespace-_cluster-egress-probe.yaml"]
+    namespace = files["kubernetes/namespace-egress-probe.yaml"]
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"  # host network for nodes
     for role in ("nodes", "control-plane"):
-        job = files[f"kubernetes/job-egress-probe-egress-probe-{role}.yaml"]
+        job = files[f"kubernetes/job-egress-probe.egress-probe-{role}.yaml"]
         spec = job["spec"]
         assert (spec["backoffLimit"], spec["activeDeadlineSeconds"]) == (0, 420)
         assert "ttlSecondsAfterFinished" not in spec  # the report (the pod's log) stays until a change replaces the Job
@@ -67,25 +67,25 @@ def test_rendered_objects_pass_strict_validation_and_are_locked_down():
         assert re.fullmatch(f"egress-probe-{role}-[0-9a-f]{{8}}", job["metadata"]["name"])
         assert pod.get("hostNetwork", False) is (role == "nodes")
         assert pod.get("dnsPolicy") == ("Default" if role == "nodes" else None)
-    assert files["kubernetes/job-egress-probe-egress-probe-control-plane.yaml"]["spec"]["template"]["spec"]["nodeSelector"] == {
+    assert files["kubernetes/job-egress-probe.egress-probe-control-plane.yaml"]["spec"]["template"]["spec"]["nodeSelector"] == {
         "node-role.kubernetes.io/control-plane": ""}
 
 
 def test_config_map_holds_the_agent_and_the_role_plan():
     catalog, profile, reqs = stack("openshift")
-    cm = _files("openshift")["kubernetes/configmap-egress-probe-egress-probe-nodes.yaml"]
+    cm = _files("openshift")["kubernetes/configmap-egress-probe.egress-probe-nodes.yaml"]
     assert cm["data"]["agent.py"] == AGENT.read_text()
     assert json.loads(cm["data"]["plan.json"]) == build_plan(catalog, profile, reqs, "nodes", source="x")
     restricted = _files("kkp", probe_roles=("seed",))
-    assert restricted["kubernetes/namespace-_cluster-egress-probe.yaml"]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
-    assert "hostNetwork" not in restricted["kubernetes/job-egress-probe-egress-probe-seed.yaml"]["spec"]["template"]["spec"]
+    assert restricted["kubernetes/namespace-egress-probe.yaml"]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    assert "hostNetwork" not in restricted["kubernetes/job-egress-probe.egress-probe-seed.yaml"]["spec"]["template"]["spec"]
 
 
 def test_a_changed_plan_changes_the_pod_template():
     """The Job's template is immutable: a new plan must give a new template (the program replaces the Job, which runs again)."""
-    one = _files("kkp")["kubernetes/job-egress-probe-egress-probe-nodes.yaml"]
-    two = _files("kkp", probe_image="python@sha256:" + "0" * 64)["kubernetes/job-egress-probe-egress-probe-nodes.yaml"]
-    assert one == _files("kkp")["kubernetes/job-egress-probe-egress-probe-nodes.yaml"]  # deterministic
+    one = _files("kkp")["kubernetes/job-egress-probe.egress-probe-nodes.yaml"]
+    two = _files("kkp", probe_image="python@sha256:" + "0" * 64)["kubernetes/job-egress-probe.egress-probe-nodes.yaml"]
+    assert one == _files("kkp")["kubernetes/job-egress-probe.egress-probe-nodes.yaml"]  # deterministic
     key = lambda job: job["spec"]["template"]["metadata"]["annotations"]["egress-matrix/probe-hash"]  # noqa: E731
     assert key(one) != key(two)
 
@@ -99,7 +99,7 @@ def test_the_config_map_agent_runs_as_nobody_from_read_only_files():
 
 
 def _run_as_nobody(tmp_path: Path) -> None:
-    cm = _files("kkp", cluster_proxy=())["kubernetes/configmap-egress-probe-egress-probe-nodes.yaml"]  # direct (no corporate proxy here)
+    cm = _files("kkp", cluster_proxy=())["kubernetes/configmap-egress-probe.egress-probe-nodes.yaml"]  # direct (no corporate proxy here)
     mount = tmp_path / "probe"
     mount.mkdir()
     for name, text in cm["data"].items():
@@ -140,14 +140,14 @@ def test_a_job_reading_proxy_credentials_says_how_to_create_its_secret():
     catalog, profile, reqs = stack("openshift", probe_job=True)
     profile = profile.with_secrets({"proxyCredentials"})
     files = {HASHED.sub("", p): yaml.safe_load(t) for p, t in render(compile_kubernetes(catalog, profile, reqs)).items() if "job-egress-probe" in p}
-    job = files["kubernetes/job-egress-probe-egress-probe-nodes.yaml"]
+    job = files["kubernetes/job-egress-probe.egress-probe-nodes.yaml"]
     validate(job)
     assert job["metadata"]["annotations"] == {"egress-matrix/proxy-credentials": (
         "kubectl create secret generic egress-probe-proxy-credentials -n egress-probe --from-literal=credentials='user:password' "
         "(as typed, not percent-encoded; probeDeploy creates it from proxyCredentials)")}
     [env] = [e for e in job["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "EGRESS_PROBE_PROXY_CREDENTIALS"]
     assert env["valueFrom"] == {"secretKeyRef": {"name": "egress-probe-proxy-credentials", "key": "credentials"}}
-    assert "annotations" not in _files("kkp", cluster_proxy=())["kubernetes/job-egress-probe-egress-probe-nodes.yaml"]["metadata"]
+    assert "annotations" not in _files("kkp", cluster_proxy=())["kubernetes/job-egress-probe.egress-probe-nodes.yaml"]["metadata"]
     from egress.targets.kubernetes import summary
 
     assert re.sub(r"-[0-9a-f]{8} read", " read", summary(compile_kubernetes(catalog, profile, reqs)).splitlines()[-1]) == (

@@ -1,4 +1,6 @@
-"""Render the Kubernetes plan: every object as ``kubernetes/<kind>-<namespace>-<name>.yaml``, and ``squid.conf``.
+"""Render the Kubernetes plan: every object as ``kubernetes/<kind>-<name>.yaml`` (cluster-scoped: ``proxy-cluster.yaml``,
+``namespace-egress-proxy.yaml``) or ``kubernetes/<kind>-<namespace>.<name>.yaml`` (namespaced:
+``configmap-openshift-config.user-ca-bundle.yaml``), and ``squid.conf``.
 
 Proxy credentials are never rendered: objects that carry them at deploy time say so in a comment.
 """
@@ -6,13 +8,12 @@ from __future__ import annotations
 
 import json
 
-import yaml
-
 from ..options import left_out_text
 from .api_allowlist import generic_service, kkp_cluster_patch
 from .cluster_proxy import aks_http_proxy_config, kkp_seed_patch, kubeadm_proxy_env, openshift_proxy, openshift_trusted_ca
 from .compile import KubernetesPlan
 from .manifests import egress_proxy_objects
+from .render_yaml import dump
 from ...probe.job import probe_objects
 
 CREDENTIALS_NOTE = "# At deploy the proxy URLs carry the credentials of the secret egress-matrix:proxyCredentials (never rendered).\n"
@@ -42,18 +43,26 @@ def objects(plan: KubernetesPlan) -> list[tuple[dict, bool]]:
 
 
 def file_name(obj: dict) -> str:
+    """One file per object, named so that no two objects share one: a kind is one word (no '-' or '.'), and a namespace
+    is a DNS label (no '.'), so the kind ends at the first '-' and the namespace at the next '.'; a name may hold '-'
+    and '.'. The old names (``<kind>-_cluster-<name>.yaml``, ``<kind>-<namespace>-<name>.yaml``) could collide: ConfigMap
+    'b-c' in namespace 'a' and ConfigMap 'c' in namespace 'a-b'."""
     meta = obj["metadata"]
-    return f"kubernetes/{obj['kind'].lower()}-{meta.get('namespace') or '_cluster'}-{meta['name']}.yaml"
+    namespace = meta.get("namespace")
+    return f"kubernetes/{obj['kind'].lower()}-{f'{namespace}.' if namespace else ''}{meta['name']}.yaml"
 
 
 def render(plan: KubernetesPlan) -> dict[str, str]:
     files: dict[str, str] = {}
     carries_credentials = bool(plan.cluster_proxy and plan.cluster_proxy.credentials)
     for obj, patch in objects(plan):
+        name = file_name(obj)
+        if name in files:  # kinds named alike in two API groups (one namespaced, one not): a bug here, not the user's
+            raise ValueError(f"two Kubernetes objects render to {name}")
         header = PATCH_NOTE if patch else ""
         if carries_credentials and obj["kind"] in ("Proxy", "Seed", "Secret"):
             header += CREDENTIALS_NOTE
-        files[file_name(obj)] = header + yaml.safe_dump(obj, sort_keys=False, width=200)
+        files[name] = header + dump(obj)
     if plan.egress_proxy:
         files["kubernetes/squid.conf"] = plan.egress_proxy.squid_conf
         if plan.egress_proxy.not_proxied:
