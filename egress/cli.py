@@ -265,7 +265,8 @@ class ExplainFormat(str, Enum):
 
 @app.command("explain")
 def explain_command(
-    destination: Annotated[Optional[str], typer.Argument(help="DESTINATION[:PORT] from a log line: host, *.wildcard, IP, CIDR or URL.")] = None,
+    destination: Annotated[Optional[str], typer.Argument(help="DESTINATION[:PORT] (host, *.wildcard, IP, CIDR or URL); or a whole log "
+                                                         "line (Azure Firewall, Network Firewall, Squid); or - for log lines on stdin.")] = None,
     stack: StackOption = None,
     role: Annotated[Optional[str], typer.Option("--role", help="Only this source role (nodes, seed, ...) or source group of the stack.")] = None,
     rule: Annotated[Optional[str], typer.Option("--rule", help="A rule name as a log shows it (Azure rule, AWS sid or group, squid ACL).")] = None,
@@ -275,21 +276,25 @@ def explain_command(
     project: ProjectOption = None,
 ) -> None:
     """Which requirements need DESTINATION[:PORT] (ids, purpose, citation) and which emitted rule of each target allows or
-    denies it; or, with --rule, the requirements behind a rule name. Exits 1 when --rule names no rule."""
+    denies it; or, with --rule, the requirements behind a rule name; or, for log lines (one as the argument, many on stdin),
+    what each line says happened, the source's role, the requirements and what the stack's rules would do with that flow.
+
+    Exit status: 0 all explained is allowed; 3 a log line says denied or the stack's rules deny its flow; 1 bad input
+    (every line unreadable, or --rule naming no rule)."""
     import json
     from contextlib import nullcontext
 
     from .deployed_file import blamed_on, load_deployed
     from .explain import explain_destination, explain_rule, format_text, parse_destination_arg, to_json
+    from .explain.log_input import log_lines
+    from .targets import TARGETS
 
-    if (destination is None) == (rule is None):
-        raise EgressError("give a DESTINATION[:PORT] or --rule NAME (one of them). Fix: e.g. egress explain mcr.microsoft.com:443, "
-                          "or egress explain --rule aks-core-https")
+    lines = log_lines(destination, rule, role, sys.stdin)
     proj = _project(project)
     stack = _stack(proj, stack)
     catalog, profile, reqs = proj.requirements(stack)
     _warn_expiry(catalog)
-    target, port = parse_destination_arg(destination) if destination is not None else ("", None)  # the user's, not the file's
+    target, port = parse_destination_arg(destination) if destination is not None and lines is None else ("", None)  # the user's
     resources = load_deployed(deployed, stack) if deployed is not None else []
     with blamed_on(deployed, profile.targets, resources, catalog) if deployed is not None else nullcontext():  # an edited file
         if deployed is not None:
@@ -297,6 +302,13 @@ def explain_command(
         else:
             artefacts = {name: TARGETS[name].render(TARGETS[name].compile(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'"))
                          for name in profile.targets}
+        if lines is not None:
+            from .explain.logs_cli import explain_logs
+
+            code = explain_logs(catalog, profile, reqs, artefacts, lines, fmt is ExplainFormat.json, _out)
+            if code:
+                sys.exit(code)  # as learn does: typer.Exit would be returned, not raised, outside standalone mode
+            return
         if rule is not None:
             result = explain_rule(catalog, reqs, artefacts, rule, profile)
         else:

@@ -39,7 +39,7 @@ def _rule_text(rule: RuleRef) -> str:
 
 
 def _decision_line(d: Decision) -> list[str]:
-    head = f"  {d.target} {d.role} -> {d.destination} {d.protocol}/{d.ports}: "
+    head = f"  {d.target} {d.role or '(no role)'} -> {d.destination} {d.protocol}/{d.ports}: "
     if d.outcome == ALLOWED:
         head += "allowed" + (f" by {'; '.join(map(_rule_text, d.rules))}" if d.rules else "")
         head += f" ({d.reason})" if d.reason else ""
