@@ -7,28 +7,23 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 from typing_extensions import Annotated
 
-from . import render
-from .docs import matrix_markdown, pulumi_yaml_with_config
 from .errors import EgressError
-from .exports import allowlist_exports
-from .noproxy import NoProxyInputs, merge_no_proxy, openshift_no_proxy
-from .outdir import check_out_dir, write_output
-from .project import Project, find_project, open_project
-from .redact import redact
-from .targets import TARGETS
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+if TYPE_CHECKING:
+    from .project import Project
+
+# Start-up: each command imports what it uses INSIDE its function (rich, the catalog, pydantic models, the targets,
+# pulumi), so `egress --help` and `egress matrix` load only their own (tests/test_cli_startup.py). Help is click's plain
+# text (rich_markup_mode=None): typer's rich help alone imports rich's Markdown, Syntax and Traceback (pygments).
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Cited, machine-readable egress requirements for Kubernetes clusters.")
-catalog_app = typer.Typer(no_args_is_help=True, help="Inspect and check the required-endpoint matrix.")
-docs_app = typer.Typer(no_args_is_help=True, help="Generate the documentation that is derived from the matrix.")
+catalog_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Inspect and check the required-endpoint matrix.")
+docs_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Generate the documentation that is derived from the matrix.")
 app.add_typer(catalog_app, name="catalog")
 app.add_typer(docs_app, name="docs")
 
@@ -53,7 +48,22 @@ class ExportFormat(str, Enum):
 
 
 def _project(project: Optional[Path]) -> Project:
+    from .project import find_project, open_project
+
     return open_project(project) if project else find_project()
+
+
+def _err():
+    """The console for messages (stderr); rich is imported only when a command has something to say."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
 
 
 def _stack(proj: Project, given: Optional[str]) -> str:
@@ -62,7 +72,7 @@ def _stack(proj: Project, given: Optional[str]) -> str:
 
     choice = choose_stack(proj.root, proj.stacks(), given)
     if choice.note():
-        Console(stderr=True, highlight=False, soft_wrap=True).print(escape(choice.note()))
+        _err().print(_escape(choice.note()))
     return choice.name
 
 
@@ -71,10 +81,12 @@ def _warn_expiry(catalog) -> None:
     from .catalog.own import expiry_notices
 
     for notice in expiry_notices(catalog):
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]warning[/yellow]: {escape(notice)}")
+        _err().print(f"[yellow]warning[/yellow]: {_escape(notice)}")
 
 
 def _out(text: str) -> None:
+    from .redact import redact
+
     sys.stdout.write(redact(text))  # explain, diff, exports: whatever they quote, no credentials or private key
 
 
@@ -84,7 +96,12 @@ def matrix_command(
     fmt: Annotated[MatrixFormat, typer.Option("--format", "-f", help="Output format.")] = MatrixFormat.table,
     project: ProjectOption = None,
 ) -> None:
-    """Show the stack's resolved requirements: role, destination, protocol, ports, level, purpose, citation."""
+    """Show the stack's resolved requirements: entry, feature, role, destination, protocol, ports, level, purpose, citation.
+    The table fits the terminal ($COLUMNS, else its width; unbounded into a pipe); json, csv and md are for scripts."""
+    from . import render
+    from .exports import allowlist_exports
+    from .noproxy import openshift_no_proxy
+
     proj = _project(project)
     stack = _stack(proj, stack)
     catalog, profile, reqs = proj.requirements(stack)
@@ -103,22 +120,15 @@ def matrix_command(
     elif fmt is MatrixFormat.md:
         _out(render.requirements_markdown(stack, reqs))
     else:
-        table = Table(title=f"egress requirements for stack '{stack}' ({len(reqs)})", show_lines=False)
-        for column in render.COLUMNS:
-            table.add_column(column, overflow="fold")
-        for req in reqs:
-            row = render.requirement_row(req)
-            table.add_row(*(row[c] for c in render.COLUMNS))
-        console = Console(width=None if sys.stdout.isatty() else 200)
-        console.print(table)
-        if "openshiftNoProxy" in extras:
-            console.print(f"OpenShift status.noProxy: {extras['openshiftNoProxy']}", highlight=False)
-        for export in exports:
-            values = ", ".join(export["values"]) or f"(not set: {export['missing']})"
-            console.print(f"Export for {export['allowlist']} ({export['direction']}): {values}", highlight=False)
+        from .matrix_table import matrix_table
+        from .tables import terminal_width
+
+        _out(matrix_table(stack, catalog, reqs, extras, terminal_width()))
 
 
-Target = Enum("Target", {**{name: name for name in TARGETS}, "all": "all"}, type=str)  # type: ignore[misc]
+# The targets' names without importing the targets (start-up); tests/test_cli_startup.py checks they are TARGETS' keys.
+TARGET_NAMES = ("azure", "aws", "kubernetes")
+Target = Enum("Target", {**{name: name for name in TARGET_NAMES}, "all": "all"}, type=str)  # type: ignore[misc]
 
 
 @app.command("render")
@@ -131,6 +141,9 @@ def render_command(
 ) -> None:
     """Write what each target would deploy, offline: azure, each rule collection group's REST body and each IP Group; aws,
     each rule group's CreateRuleGroup body, the firewall policy, the rules the engine runs and the security groups."""
+    from .outdir import write_output
+    from .targets import TARGETS
+
     proj = _project(project)
     stack = _stack(proj, stack)
     catalog, profile, reqs = proj.requirements(stack)
@@ -142,12 +155,12 @@ def render_command(
     plans = {name: TARGETS[name].compile(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'") for name in names}
     files = {path: text for name, plan in plans.items() for path, text in TARGETS[name].render(plan).items()}
     written = write_output(out, files, names, proj.root)  # everything compiles before anything is written
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = _err()
     for name, plan in plans.items():
         head, *details = TARGETS[name].summary(plan).split("\n")
-        err.print(escape("\n".join([f"wrote {head} to {out / name}", *details])))
+        err.print(_escape("\n".join([f"wrote {head} to {out / name}", *details])))
     for note in written.kept:
-        err.print(escape(note))
+        err.print(_escape(note))
 
 
 def _pack_config(path: Optional[Path]) -> Optional[dict]:
@@ -181,10 +194,15 @@ def preview_command(
     import os
 
     from egress_preview.preview import RESOURCES_JSON, preview, summary_lines, write
+    from rich.console import Console
+    from rich.markup import escape
+
+    from .outdir import check_out_dir
+    from .targets import TARGETS
 
     proj = _project(project)
     stack = _stack(proj, stack)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = _err()
     interactive = err.is_terminal and not os.environ.get("CI")
     config = _pack_config(policy_config)
     if deployed is not None and phase is not Phase.preview:
@@ -279,9 +297,8 @@ def explain_command(
     denies it; or, with --rule, the requirements behind a rule name; or, for log lines (one as the argument, many on stdin),
     what each line says happened, the source's role, the requirements and what the stack's rules would do with that flow.
 
-    Exit status with log lines: 0 every line allowed; 3 a line says denied, or the stack's rules deny its flow; 1 bad
-    input (a single line unreadable, or no line on stdin readable). A DESTINATION[:PORT] exits 0 whatever it finds (as
-    before); --rule exits 1 when it names no rule."""
+    Exit status: 0 all explained is allowed; 3 a log line says denied or the stack's rules deny its flow; 1 bad input
+    (every line unreadable, or --rule naming no rule)."""
     import json
     from contextlib import nullcontext
 
@@ -379,6 +396,8 @@ def export_command(
     if for_ == "allowlists":
         if fmt is not ProxyExportFormat.json:
             raise EgressError(f"--for allowlists has no --format {fmt.value}. Fix: use --format json")
+        from .exports import allowlist_exports
+
         _out(json.dumps(allowlist_exports(catalog, profile), indent=2) + "\n")
         return
     from .proxy_export import proxy_export, to_csv, to_json
@@ -419,9 +438,10 @@ def noproxy_command(
 ) -> None:
     """Print the status.noProxy OpenShift's network operator computes for a Proxy (last line of output), after its own
     validation: an invalid Proxy exits 1 with the operator's message."""
+    from .noproxy import NoProxyInputs, merge_no_proxy
     from .targets.kubernetes.openshift_checks import ProxyValidationError, degraded_message, validate_proxy_spec
 
-    note = Console(stderr=True, highlight=False, soft_wrap=True)
+    note = _err()
     if http_proxy or https_proxy or no_proxy:
         try:
             validate_proxy_spec(http_proxy, https_proxy, no_proxy)
@@ -450,7 +470,9 @@ def catalog_export(
     project: ProjectOption = None,
 ) -> None:
     """Print the whole unresolved matrix as a JSON list."""
-    _out(render.catalog_json(_project(project).catalog()))
+    from .render import catalog_json
+
+    _out(catalog_json(_project(project).catalog()))
 
 
 @catalog_app.command("check")
@@ -467,14 +489,14 @@ def catalog_check(
     catalog = proj.catalog()
     # No --stack means every stack here (not PULUMI_STACK): a check of the project; a named one is validated as elsewhere.
     checks = [check_stack(proj, name) for name in ([_stack(proj, stack)] if stack is not None else proj.stacks())]
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = _err()
     err.print(f"ok: {len(catalog.entries)} entries in {len(catalog.platforms)} platforms, {len(catalog.sources)} sources, "
               f"{len(checks)} {'stack resolves' if len(checks) == 1 else 'stacks resolve'}")
     for check in checks:
         if check.own or check.expired or check.groups:
-            err.print(escape(check.line()))
+            err.print(_escape(check.line()))
         for warning in check.warnings:
-            err.print(f"[yellow]warning[/yellow]: {escape(warning)}")
+            err.print(f"[yellow]warning[/yellow]: {_escape(warning)}")
 
 
 @docs_app.command("matrix")
@@ -484,6 +506,8 @@ def docs_matrix(
 ) -> None:
     """Write docs/MATRIX.md from the matrix (or check it is current)."""
     proj = _project(project)
+    from .docs import matrix_markdown
+
     text = matrix_markdown(proj.catalog())
     target = proj.root / "docs" / "MATRIX.md"
     if check:
@@ -521,6 +545,8 @@ def docs_config(
     """Rewrite the config: section of Pulumi.yaml from the stack settings the code reads (or check it is current)."""
     target = _project(project).root / "Pulumi.yaml"
     current = target.read_text(encoding="utf-8")
+    from .docs import pulumi_yaml_with_config
+
     text = pulumi_yaml_with_config(current)
     if check:
         if current != text:
@@ -577,7 +603,7 @@ def stacks_check(project: ProjectOption = None) -> None:
     stacks = fleet(_project(project))
     check_fleet(stacks)
     shared = sorted({s.lock for s in stacks if s.shares_with})
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
+    _err().print(
         f"ok: {len(stacks)} stacks; {len(shared)} shared {'policy' if len(shared) == 1 else 'policies'}, each stack in its own band")
 
 
@@ -634,7 +660,9 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except EgressError as exc:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{type(exc).__name__}[/red]: {escape(redact(str(exc)))}")
+        from .redact import redact
+
+        _err().print(f"[red]{type(exc).__name__}[/red]: {_escape(redact(str(exc)))}")
         sys.exit(1)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

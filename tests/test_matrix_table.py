@@ -1,0 +1,104 @@
+"""`egress matrix`'s table fits the terminal (issue 22 item 6): COLUMNS honoured, entry id and feature kept whole,
+citations wrapped and never truncated; the JSON, CSV and Markdown forms do not depend on the width."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from egress.tables import Column, cell_width, table_lines, terminal_width, wrap
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def matrix(run_cli, monkeypatch, columns: str | None, *args: str, stack: str = "dev") -> str:
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    code, out, err = run_cli("matrix", "--stack", stack, "--project", str(ROOT), *args)
+    assert code == 0, err
+    return out
+
+
+def squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+@pytest.mark.parametrize("width", [60, 80, 120, 160, 200])
+def test_every_line_fits_and_nothing_is_lost(run_cli, monkeypatch, width):
+    out = matrix(run_cli, monkeypatch, str(width))
+    data = json.loads(matrix(run_cli, monkeypatch, str(width), "--format", "json"))
+    lines = out.splitlines()
+    assert max(cell_width(line) for line in lines) <= width
+    words = set(out.split()) | {w.rstrip(",") for w in out.split()}
+    for req in data["requirements"]:
+        for entry_id in req["entries"]:
+            assert entry_id in words, entry_id  # whole, never broken over two lines
+    text = squeezed(out)
+    for req in data["requirements"]:
+        for citation in req["citations"]:
+            assert squeezed(citation["url"]) in text  # wrapped, every character still there in order
+
+
+def test_the_table_leads_with_entry_and_feature(run_cli, monkeypatch):
+    out = matrix(run_cli, monkeypatch, "250")
+    header = out.splitlines()[1].split()
+    assert header[:4] == ["entry", "feature", "role", "destination"]
+    row = next(line for line in out.splitlines() if line.startswith("aks-monitor-ingest-public "))
+    assert row.split()[1:3] == ["azure-monitor", "nodes"]
+
+
+def test_a_narrow_terminal_gets_one_block_per_requirement(run_cli, monkeypatch):
+    out = matrix(run_cli, monkeypatch, "60")
+    block = out.split("\n\n")[0]
+    assert "entry: aks-public-mcr, aks-public-mcr-data" in block and "feature: -" in block
+    assert re.search(r"^citation: https://", block, re.M)
+
+
+def test_without_a_terminal_or_columns_rows_are_not_wrapped(run_cli, monkeypatch):
+    out = matrix(run_cli, monkeypatch, None)
+    data = json.loads(matrix(run_cli, monkeypatch, None, "--format", "json"))
+    for req in data["requirements"]:
+        if len(req["entries"]) == 1:
+            assert any(line.split()[:1] == req["entries"] and req["destination"] in line.split() for line in out.splitlines()), req
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "md"])
+def test_scripted_formats_ignore_the_width(run_cli, monkeypatch, fmt):
+    assert matrix(run_cli, monkeypatch, "40", "--format", fmt) == matrix(run_cli, monkeypatch, "400", "--format", fmt)
+
+
+def test_terminal_width_reads_columns():
+    assert terminal_width({"COLUMNS": "91"}) == 91
+    assert terminal_width({"COLUMNS": "0"}) in (None,) or terminal_width({"COLUMNS": "0"}) > 0  # ignored: the terminal's, or none
+    assert terminal_width({"COLUMNS": "wide"}) == terminal_width({})
+
+
+def test_wrap_breaks_long_words_after_separators_and_keeps_every_character():
+    url = "https://github.com/MicrosoftDocs/azure-aks-docs/blob/f9be3faa3436b5bd5fb2cda4d33b5771538031f7/articles/aks/x.md"
+    lines = wrap(f"see {url} for more", 30)
+    assert all(cell_width(line) <= 30 for line in lines)
+    assert "".join(lines).replace(" ", "") == f"see{url}formore"
+    assert lines[1] == "https://github.com/"  # broken after a '/', not at the 30th character
+
+
+def test_wide_characters_count_two_cells():
+    assert cell_width("日本") == 4 and cell_width("e\u0301") == 1 and cell_width("§ 2") == 3
+    assert all(cell_width(line) <= 5 for line in wrap("日本語のテキスト", 5))
+
+
+def test_the_layouts_degrade_in_order():
+    columns = [Column("id", keep=True), Column("what"), Column("note", detail=True)]
+    rows = [["a-long-identifier", "short", "a note that is long enough to need wrapping somewhere " * 2]]
+    wide = table_lines(columns, rows, None)
+    assert len(wide) == 3 and wide[2].startswith("a-long-identifier  short  a note")
+    middle = table_lines(columns, rows, 40)
+    assert middle[2].rstrip() == "a-long-identifier  short" and middle[3].startswith("    note: a note")
+    narrow = table_lines(columns, rows, 20)
+    assert narrow[:3] == ["id:", "  a-long-identifier", "what: short"]  # an id is moved whole, not broken
+    for lines, width in ((middle, 40), (narrow, 20)):
+        assert max(cell_width(line) for line in lines) <= width
+        assert squeezed(" ".join(lines)).count(squeezed(rows[0][2])) == 1
