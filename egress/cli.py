@@ -297,8 +297,9 @@ def explain_command(
     denies it; or, with --rule, the requirements behind a rule name; or, for log lines (one as the argument, many on stdin),
     what each line says happened, the source's role, the requirements and what the stack's rules would do with that flow.
 
-    Exit status: 0 all explained is allowed; 3 a log line says denied or the stack's rules deny its flow; 1 bad input
-    (every line unreadable, or --rule naming no rule)."""
+    Exit status with log lines: 0 every line allowed; 3 a line says denied, or the stack's rules deny its flow; 1 bad
+    input (a single line unreadable, or no line on stdin readable). A DESTINATION[:PORT] exits 0 whatever it finds (as
+    before); --rule exits 1 when it names no rule."""
     import json
     from contextlib import nullcontext
 

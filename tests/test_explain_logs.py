@@ -175,3 +175,16 @@ def test_destinations_and_rules_are_unchanged(run_cli, monkeypatch):
     assert code == 0 and out.startswith("mcr.microsoft.com:443 (stack dev)\n"), err
     code, out, err = run_cli("explain", "--rule", "aks-core-https", "--stack", "dev", "--project", str(ROOT))
     assert code == 0 and out.startswith("Rule 'aks-core-https' (stack dev)"), err
+
+
+def test_an_azure_csv_export_on_stdin_is_read_with_its_header(run_cli, monkeypatch):
+    # the portal's CSV export egress learn reads (tests/data/learn/README.md): the header row names the columns of the rows after it
+    csv_text = (ROOT / "tests" / "data" / "learn" / "azure-deny.csv").read_text()
+    code, out, err = _explain(run_cli, monkeypatch, "aks-contoso", "-", stdin=csv_text)
+    assert code == 3, err
+    assert "line 1:" not in out  # the header row is no log line
+    assert "line 3: Azure Firewall CSV export row: 10.40.16.21 -> mcr.microsoft.com https/443: allowed" in out
+    assert "line 6: Azure Firewall CSV export row: 10.40.17.8 -> api.stripe.com https/443: denied" in out
+    assert out.endswith("13 line(s): 1 allowed, 12 denied, 0 ignored, 0 skipped\n")
+    code, out, err = _explain(run_cli, monkeypatch, "aks-contoso", "-", stdin=csv_text.splitlines()[0] + "\n2026-11-20,Deny\n")
+    assert code == 1 and "the CSV row has 2 fields where the header names 11 columns" in err

@@ -3,7 +3,7 @@
 
     explain_log_lines(catalog, profile, requirements, artefacts_by_target, lines) -> LogExplanation
         ``lines``: (line number, text). A line no engine writes so is skipped (counted, with its problem); the rest are
-        read by egress/learn/lines.py. The flow's source role is the most specific of the stack's roles and source groups
+        read by egress/learn/lines.py (an Azure CSV export's rows with the columns of its header row). The flow's source role is the most specific of the stack's roles and source groups
         holding its source address (as ``egress learn`` groups flows); each target judges the flow from that address.
 
 A line is ``denied`` when the log says so (Deny, blocked, TCP_DENIED) or a target of the stack would deny it;
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
 from ..addresses import PortRange
-from ..learn.lines import LineError, LogLine, parse_line
+from ..learn.lines import LineError, LogLine, csv_header, engine_of, parse_csv_row, parse_line
 from ..learn.match import CARRIES, holders, sources_of
 from ..models import Catalog, Requirement
 from ..profile import Profile
@@ -115,11 +115,16 @@ def explain_log_lines(catalog: Catalog, profile: Profile, requirements: Iterable
     targets = judges(catalog, profile, requirements, artefacts_by_target)
     written = origins(catalog, profile)
     out = []
+    header: Optional[list[str]] = None  # an Azure CSV export's columns: the rows after its header row are read with them
     for number, text in lines:
         if not text.strip():
             continue
+        columns = csv_header(text)
+        if columns is not None:
+            header = columns
+            continue
         try:
-            line = parse_line(text)
+            line = parse_csv_row(text, header) if header is not None and engine_of(text) is None else parse_line(text)
         except LineError as exc:
             out.append(LineExplanation(number, SKIPPED_LINE, error=str(exc)))
             continue

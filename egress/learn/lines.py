@@ -3,6 +3,7 @@ flow, allowed lines included (``learn`` reads whole files and keeps only the den
 
     engine_of(text) -> 'azure' | 'aws-nfw' | 'squid' | None      (None: not a log line; a DESTINATION[:PORT], say)
     parse_line(text) -> LogLine                                   (LineError: a line none of the engines writes so)
+    csv_header(text) -> column names | None; parse_csv_row(text, header) -> LogLine   (an Azure CSV export on stdin)
 
 Shapes read, one record per line (tests/data/logs/README.md cites where each is documented):
 
@@ -10,7 +11,8 @@ Shapes read, one record per line (tests/data/logs/README.md cites where each is 
   ``{"time", "resourceId", "category": "AZFWApplicationRule"|"AZFWNetworkRule", "properties": {Action, SourceIp,
   SourcePort, Fqdn, DestinationIp, DestinationPort, Protocol, Policy, RuleCollectionGroup, RuleCollection, Rule,
   ActionReason, ...}}``; or a Log Analytics row of those tables as one JSON object (an element of ``az monitor
-  log-analytics query`` output: the same column names at the top).
+  log-analytics query`` output: the same column names at the top); or, after the header row of the portal's CSV export,
+  its rows.
 - Azure Firewall, legacy Azure Diagnostics: ``{"category": "AzureFirewallApplicationRule"|"AzureFirewallNetworkRule",
   "properties": {"msg": ...}}``, an AzureDiagnostics row with ``msg_s``, or the message alone:
   ``HTTPS request from 10.0.0.4:5000 to x:443. Action: Deny. No rule matched. Proceeding with default action``.
@@ -19,6 +21,7 @@ Shapes read, one record per line (tests/data/logs/README.md cites where each is 
 """
 from __future__ import annotations
 
+import csv
 import datetime
 import json
 import re
@@ -98,6 +101,29 @@ def parse_line(text: str) -> LogLine:
     if _SQUID.match(head + " "):
         return _squid(head)
     raise LineError(f"'{evidence(head)[:80]}' is no log line of Azure Firewall, Network Firewall or Squid")
+
+
+def csv_header(text: str) -> Optional[list[str]]:
+    """The column names when ``text`` is the header row of an Azure Firewall CSV export (learn's columns), else None."""
+    if text.lstrip().startswith("{") or "SourceIp" not in text:
+        return None
+    try:
+        names = [name.strip().removesuffix(" [UTC]") for name in next(csv.reader([text.lstrip("\ufeff")]))]
+    except (csv.Error, StopIteration):
+        return None
+    return names if all(n in names for n in azure.NEEDED) and any(n in names for n in azure.DESTINATIONS) else None
+
+
+def parse_csv_row(text: str, header: list[str]) -> LogLine:
+    """One row of an Azure Firewall CSV export under ``header`` (the lines after a header row on stdin)."""
+    try:
+        row = next(csv.reader([text]))
+    except (csv.Error, StopIteration) as exc:
+        raise LineError(f"the CSV row cannot be read ({exc})", "pass the export's rows unchanged after its header row") from None
+    if len(row) != len(header):
+        raise LineError(f"the CSV row has {len(row)} fields where the header names {len(header)} columns (a cut or hand-edited line?)",
+                        "pass the export's rows unchanged after its header row")
+    return _azure_row(dict(zip(header, row)), text, "CSV export row", "")
 
 
 def _json_line(head: str) -> LogLine:
