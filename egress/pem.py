@@ -19,6 +19,12 @@ _PRIVATE_TEXT = re.compile(r"(?i)private[ _-]?key|private-lines:")  # PEM labels
 _LABEL = re.compile(r"[A-Z0-9][A-Z0-9 ]{0,39}")
 
 
+_EXPOSED = ("rotate that key (issue a new one and revoke what the old one signed): it has been in the stack file, so treat it as "
+            "exposed. Warning: the stack file may already be in version control, where deleting the lines leaves the key in earlier "
+            "commits and every clone: rotate it even so, and remove it from the history (e.g. git filter-repo --replace-text), then "
+            "have every clone fetched again")
+
+
 @dataclass(frozen=True)
 class Foreign:
     """A block (or stray key text) that is not a certificate: ``number`` counts BEGIN lines (0 outside a block)."""
@@ -61,6 +67,19 @@ def foreign_blocks(text: str) -> list[Foreign]:
     return found
 
 
+_KEY_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY)-----")
+
+
+def check_no_private_key(value: object) -> None:
+    """Raise AddressError when a setting that holds no PEM (a string or list of them) holds a PEM private key block."""
+    for number, item in enumerate(value if isinstance(value, (list, tuple)) else [value]):
+        found = _KEY_BEGIN.search(item) if isinstance(item, str) else None
+        if found:
+            where = f"item {number} " if isinstance(value, (list, tuple)) else ""
+            raise AddressError(f"{where}holds a PEM '{found.group(1)}' block (private key material), which would be stored in plain text",
+                               f"remove it; {_EXPOSED}")
+
+
 def check_certificates_only(text: str) -> None:
     """Raise AddressError (problem, fix) naming the first block that is not a certificate; never quotes the text."""
     found = foreign_blocks(text)
@@ -71,6 +90,5 @@ def check_certificates_only(text: str) -> None:
     if private is not None:
         raise AddressError(f"{private.describe()}{others}: a CA bundle is public, and this text would be stored in plain text (the "
                            "trusted-CA ConfigMap, AKS's trustedCa output, Pulumi's state, rendered files and CI artifacts)",
-                           "remove every block that is not a CERTIFICATE, keeping only the CA's certificates, and rotate that key "
-                           "(issue a new one and revoke what the old one signed): it has been in the stack file, so treat it as exposed")
+                           f"remove every block that is not a CERTIFICATE, keeping only the CA's certificates, and {_EXPOSED}")
     raise AddressError(f"{found[0].describe()}{others}: the network operator would skip it", "keep only the CA's CERTIFICATE blocks")

@@ -17,7 +17,9 @@ from .addresses import AddressError, check_ascii, parse_cidr, parse_domain, pars
 from .errors import ProfileError
 from .ibm_endpoints import master_hosts_and_ports
 from .infra_endpoints import bmc_endpoint, hosts_and_ports, openstack_endpoint
-from .pem import check_certificates_only
+from .pem import check_certificates_only, check_no_private_key
+from .profile_messages import explain
+from .spellings import azure_location, openshift_platform, split_no_proxy
 from .redact import refuse_credentials
 from .models import AzureCloudName, CloudVariant, DatadogSite, Level, NodeOs, OpenShiftPlatform, Role
 from .own_settings import GROUP_NAME, StackEntry, check_groups, parse_catalog_ref
@@ -25,6 +27,7 @@ from .registry_spec import ContainerRegistry, check_registry_list
 from .runs_on import Place, as_places, check_places
 from .stack_file import read_stack_file
 from .stack_rules import SettingProblem, check_key, parse_setting
+from .suggest import closest, did_you_mean
 
 PROJECT = "egress-matrix"
 # A Squid image pinned by digest (tests/data/squid_image.yaml says where the digest was published).
@@ -69,6 +72,7 @@ class Profile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     _stack: str = PrivateAttr("")  # the stack the settings come from (not a setting: Pulumi knows it)
     _secrets: frozenset = PrivateAttr(frozenset())  # SECRET_KEYS the stack sets (their values never enter the Profile)
+    _lines: dict = PrivateAttr(default_factory=dict)  # setting -> its line in the stack file, for later checks' errors
 
     platforms: tuple[str, ...] = Field(alias="platforms", min_length=1, description="Platforms this stack runs (matrix/<platform>.yaml).")
     cloud: Optional[CloudVariant] = Field(None, alias="cloud", description="Azure cloud for AKS: azure-public, azure-china or azure-usgov.")
@@ -583,6 +587,8 @@ class Profile(BaseModel):
     @classmethod
     def _no_credentials(cls, value: Any, info: ValidationInfo) -> Any:
         # before any other check, so no later error quotes them; only the secret proxyCredentials carries credentials
+        if info.field_name != "proxy_trusted_ca":
+            check_no_private_key(value)  # a key pasted where no PEM belongs: refused with the same warning as in proxyTrustedCa
         return refuse_credentials(info.field_name, value)
 
     @field_validator("proxy_inspects_tls")
@@ -631,6 +637,21 @@ class Profile(BaseModel):
             raise AddressError(f"'{outside[0]}' does not run inside the cluster, so a Job cannot probe from where it runs",
                                f"run 'egress probe --role {outside[0]}' on the {outside[0]} itself, and keep probeRoles to nodes, control-plane, seed")
         return values
+
+    @field_validator("location", mode="before")
+    @classmethod
+    def _azure_location(cls, value: Any) -> Any:
+        return azure_location(value)  # 'West Europe' (a display name) is westeurope, as Azure reads it
+
+    @field_validator("openshift_platform", mode="before")
+    @classmethod
+    def _install_config_platform(cls, value: Any) -> Any:
+        return openshift_platform(value)  # install-config's 'vsphere' is the Infrastructure's VSphere
+
+    @field_validator("no_proxy", mode="before")
+    @classmethod
+    def _comma_no_proxy(cls, value: Any) -> Any:
+        return split_no_proxy(value)  # an item 'a,b,c' (OpenShift's own noProxy string) is three entries
 
     @field_validator("proxy_trusted_ca")
     @classmethod
@@ -796,64 +817,70 @@ def attribute_for_key(key: str) -> str:
     raise KeyError(key)
 
 
-def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str, lines: Optional[Mapping[str, int]] = None) -> Profile:
-    """Build a Profile from ``{key: value}`` (keys without the project namespace). Errors name the file (and line)."""
+def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str, lines: Optional[Mapping[str, int]] = None,
+                        problems: Iterable[ProfileError] = (), broken: Iterable[str] = ()) -> Profile:
+    """Build a Profile from ``{key: value}`` (keys without the project namespace). Errors name the file (and line); all
+    of them come at once (``problems``: those found reading the file; ``broken``: settings they concern, whose values
+    are missing here and whose follow-on errors are not reported)."""
     known = declared_settings()
+    found = list(problems)
     secrets = {key for key in values if key in SECRET_KEYS}
     values = {key: value for key, value in values.items() if key not in SECRET_KEYS}
+    skip = set(broken)
     for key, value in values.items():
         if key not in known:
-            raise ProfileError(file, f"stack '{stack}'", f"config.{PROJECT}:{key}", value, "unknown setting",
-                               f"remove it or use one of: {', '.join(sorted(known))}")
+            found.append(_error(file, stack, lines, key, value, "unknown setting", did_you_mean(key, known, listing="settings")))
+            skip.add(closest(key, known) or key)
+    values = {key: value for key, value in values.items() if key in known}
+    for key in skip & set(known):
+        values.setdefault(key, _UNREADABLE)  # fails the field, so validators that depend on it skip it (pydantic's info.data)
     try:
         profile = Profile.model_validate(dict(values))
     except ValidationError as exc:
-        error = exc.errors()[0]
-        key = str(error["loc"][0]) if error["loc"] else "?"
-        value = values.get(key, error.get("input"))
-        if key in structured_keys():
-            raise _structured_error(file, stack, key, error, lines) from None
-        ctx_error = (error.get("ctx") or {}).get("error")
-        if isinstance(ctx_error, AddressError):
-            problem, fix = ctx_error.problem, ctx_error.fix
-        else:
-            problem, fix = error["msg"], _fix_for(key, error)
-        if len(error["loc"]) > 1:
-            problem = f"item {error['loc'][1]}: {problem}"
-        line = (lines or {}).get(key)
-        raise ProfileError(file, f"stack '{stack}', line {line}" if line else f"stack '{stack}'", f"config.{PROJECT}:{key}", value,
-                           problem, fix) from None
+        for error in exc.errors():
+            key = str(error["loc"][0]) if error["loc"] else "?"
+            if key not in skip:
+                found.append(_validation_error(file, stack, key, error, values.get(key, error.get("input")), lines))
+        raise ProfileError.of(found) from None
+    if found:
+        raise ProfileError.of(found)
     profile._stack = stack
     profile._secrets = frozenset(secrets)
+    profile._lines = dict(lines or {})
     return profile
 
 
-def _structured_error(file: str | Path, stack: str, key: str, error: dict[str, Any], lines: Optional[Mapping[str, int]]) -> ProfileError:
-    """One error inside an object setting, naming the item and field (entries[0].owner) and its line."""
-    path = key + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"][1:])
-    path = path.replace(".[", "[")
-    ctx_error = (error.get("ctx") or {}).get("error")
-    if isinstance(ctx_error, AddressError):
-        problem, fix = ctx_error.problem, ctx_error.fix
-    elif error["type"] == "missing":
-        problem, fix = "required field is missing", f"add '{path.rsplit('.', 1)[-1]}'"
-    elif error["type"] == "extra_forbidden":
-        allowed = ", ".join(sorted(StackEntry.model_fields)) if key == "entries" else "see the setting's description in README.md"
-        problem, fix = "unknown field", f"remove it or use one of: {allowed}"
-    elif error["type"] == "literal_error":
-        problem, fix = "not an allowed value", f"use one of {error['ctx']['expected']}"
-    elif error["type"] == "string_pattern_mismatch" and "\\x00" in str(error["ctx"]["pattern"]):
-        problem, fix = "holds a control character (a line break, a tab)", "write it on one line"
-    elif error["type"] == "string_pattern_mismatch":
-        problem, fix = "not a valid name", "use lower-case letters, digits and inner '-' (a stable slug)"
-    elif error["type"] == "string_type":
-        problem, fix = "not text", (f"quote it in the stack file, or set it with pulumi config set --path "
-                                    f"'{PROJECT}:{path}' '<value>' --type string (--path stores a number otherwise)")
-    else:
-        problem, fix = error["msg"], f"correct the value (egress-matrix:{key}: {structured_keys()[key]['description']})"
+class _Unreadable:
+    """Stands in for a setting the file reader already refused: no field accepts it."""
+
+
+_UNREADABLE = _Unreadable()
+
+
+def _error(file: str | Path, stack: str, lines: Optional[Mapping[str, int]], path: str, value: Any, problem: str, fix: str) -> ProfileError:
     line = _deepest_line(lines or {}, path)
-    where = f"stack '{stack}', line {line}" if line else f"stack '{stack}'"
-    return ProfileError(file, where, f"config.{PROJECT}:{path}", error.get("input"), problem, fix)
+    return ProfileError(file, f"stack '{stack}', line {line}" if line else f"stack '{stack}'", f"config.{PROJECT}:{path}", value, problem, fix)
+
+
+def _validation_error(file: str | Path, stack: str, key: str, error: dict[str, Any], value: Any,
+                      lines: Optional[Mapping[str, int]]) -> ProfileError:
+    """One pydantic error as a ProfileError in our words (egress/profile_messages.py), naming the item or field."""
+    field = next((f for f in Profile.model_fields.values() if f.alias == key), None)
+    description = (field.description or "") if field else ""
+    if key in structured_keys():
+        path = (key + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"][1:])).replace(".[", "[")
+        nested = {"entries": StackEntry, "containerRegistries": ContainerRegistry, "runsOn": Place}.get(key)
+        names = sorted(f.alias or n for n, f in nested.model_fields.items()) if nested else None
+        problem, fix = explain(key, error, description=description, fields=names, item=True)
+        if error["type"] == "string_type":
+            fix = (f"quote it in the stack file, or set it with pulumi config set --path '{PROJECT}:{path}' '<value>' --type string "
+                   "(--path stores a number otherwise)")
+        return _error(file, stack, lines, path, error.get("input"), problem, fix)
+    problem, fix = explain(key, error, description=description, metadata=field.metadata if field else (),
+                           examples=field.examples if field else None)
+    if len(error["loc"]) > 1:
+        problem = f"item {error['loc'][1]}: {problem}"
+    return _error(file, stack, lines, key, value, problem, fix)
 
 
 def _deepest_line(lines: Mapping[str, int], path: str) -> Optional[int]:
@@ -865,41 +892,34 @@ def _deepest_line(lines: Mapping[str, int], path: str) -> Optional[int]:
     return None
 
 
-def _fix_for(key: str, error: dict[str, Any]) -> str:
-    declared = config_keys().get(key, {})
-    if error["type"] == "literal_error":
-        return f"use one of {error['ctx']['expected']}"
-    if error["type"] == "string_pattern_mismatch":
-        examples = next((f.examples for f in Profile.model_fields.values() if f.alias == key and f.examples), None)
-        if examples:
-            return f"write it like {examples[0]} (pattern {error['ctx']['pattern']})"
-        return f"match the pattern {error['ctx']['pattern']}"
-    return f"set a value of type {declared.get('type', 'string')}: {declared.get('description', '')}"
-
-
 def load_profile(stack_file: Path, stack: str) -> Profile:
     """Read ``stacks/Pulumi.<stack>.yaml`` strictly (egress/stack_file.py) and return its validated Profile: the text
     the CLI would hand the program, read by the program's rules."""
     parsed = read_stack_file(stack_file, stack, project=PROJECT, declared=declared_settings())
-    return _profile_from_text(parsed.settings.get, stack_file, stack, parsed.secret_settings, parsed.lines)
+    return _profile_from_text(parsed.settings.get, stack_file, stack, parsed.secret_settings, parsed.lines, parsed.problems, parsed.broken)
 
 
 def profile_from_pulumi_config(get_raw: Any, stack: str, keys: Optional[Iterable[str]] = None) -> Profile:
     """Build the Profile inside a Pulumi program. ``get_raw(key)`` returns the CLI's text or None; ``keys``, if given,
     are all the config keys the engine handed over (``namespace:name``): misspelt ones of ours are refused."""
     where = f"Pulumi config of stack '{stack}'"
-    for full_key in keys or ():
+    misspelt = []
+    for full_key in sorted(keys or ()):
         try:
             check_key(full_key, PROJECT, declared_settings())
         except SettingProblem as exc:
-            raise ProfileError(where, f"stack '{stack}'", f"config.{full_key}", "(not shown)", exc.problem, exc.fix) from None
+            misspelt.append(ProfileError(where, f"stack '{stack}'", f"config.{full_key}", "(not shown)", exc.problem, exc.fix))
+    if misspelt:
+        raise ProfileError.of(misspelt)
     secrets = {key for key in SECRET_KEYS if get_raw(key) is not None}  # the program reads their values with get_secret
     return _profile_from_text(lambda key: None if key in SECRET_KEYS else get_raw(key), where, stack, secrets)
 
 
-def _profile_from_text(get_raw: Any, file: str | Path, stack: str, secrets: Iterable[str], lines: Optional[Mapping[str, int]] = None) -> Profile:
+def _profile_from_text(get_raw: Any, file: str | Path, stack: str, secrets: Iterable[str], lines: Optional[Mapping[str, int]] = None,
+                       problems: Iterable[ProfileError] = (), broken: Iterable[str] = ()) -> Profile:
     """The Profile from each setting's text as the CLI hands it to a program (stack_rules.parse_setting)."""
     values: dict[str, Any] = {}
+    found, unreadable = list(problems), set(broken)
     for key, decl in declared_settings().items():
         raw = get_raw(key)
         if raw is None:
@@ -907,7 +927,6 @@ def _profile_from_text(get_raw: Any, file: str | Path, stack: str, secrets: Iter
         try:
             values[key] = parse_setting(raw, decl)
         except SettingProblem as exc:
-            line = (lines or {}).get(key)
-            raise ProfileError(file, f"stack '{stack}', line {line}" if line else f"stack '{stack}'", f"config.{PROJECT}:{key}", raw,
-                               exc.problem, exc.fix) from None
-    return profile_from_config({**values, **{key: None for key in secrets}}, file, stack, lines)
+            found.append(_error(file, stack, lines, key, raw, exc.problem, exc.fix))
+            unreadable.add(key)
+    return profile_from_config({**values, **{key: None for key in secrets}}, file, stack, lines, found, unreadable)

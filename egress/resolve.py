@@ -18,24 +18,29 @@ from .gcpause import paused_gc
 from .runs_on import matching
 from .placeholders import PLACEHOLDERS, names_in, substitute
 from .profile import PROJECT, Profile
+from .suggest import did_you_mean
 
 
 def check_profile(catalog: Catalog, profile: Profile, file: str | Path = "stack", stack: str = "") -> None:
-    """Cross-check a stack against the matrix: known platforms, features, cloud and location."""
-    where = f"stack '{stack}'" if stack else ""
+    """Cross-check a stack against the matrix: known platforms, features, cloud and location. Every problem is
+    reported at once, with its line where the stack file gives one, and a did-you-mean for a misspelt name."""
+    found: list[ProfileError] = []
 
     def fail(key: str, value: object, problem: str, fix: str) -> None:
-        raise ProfileError(file, where, f"config.{PROJECT}:{key}", value, problem, fix)
+        line = profile._lines.get(key.split(".")[0])
+        where = ", ".join(part for part in (f"stack '{stack}'" if stack else "", f"line {line}" if line else "") if part)
+        found.append(ProfileError(file, where, f"config.{PROJECT}:{key}", value, problem, fix))
 
     for platform in profile.platforms:
         if platform not in catalog.platforms:
-            fail("platforms", platform, "unknown platform", f"use one of: {', '.join(catalog.platforms)}")
+            fail("platforms", platform, "unknown platform", did_you_mean(platform, catalog.platforms))
     for platform in profile.aws_platforms:  # a vendor platform of the stack, or one of its own catalogs
         if platform not in profile.platforms and platform not in catalog.own:
-            fail("awsPlatforms", platform, "not one of the stack's platforms or own catalogs", f"use some of: {', '.join((*profile.platforms, *catalog.own))}")
+            fail("awsPlatforms", platform, "not one of the stack's platforms or own catalogs",
+                 did_you_mean(platform, (*profile.platforms, *catalog.own), listing="use some of"))
     for feature in profile.features:
         if feature not in catalog.features:
-            fail("features", feature, "unknown feature", f"use one of: {', '.join(catalog.features)}")
+            fail("features", feature, "unknown feature", did_you_mean(feature, catalog.features))
     variant_platforms = sorted({e.platform for e in catalog.entries if e.variant and e.platform in profile.platforms})
     if variant_platforms and profile.cloud is None:
         fail("cloud", None, f"platform {', '.join(variant_platforms)} needs the cloud variant",
@@ -44,20 +49,24 @@ def check_profile(catalog: Catalog, profile: Profile, file: str | Path = "stack"
         known = [loc.name for loc in catalog.azure_locations.get(profile.cloud, ())]
         if profile.location is None:
             fail("location", None, f"cloud {profile.cloud} needs a location", f"set location to one of: {', '.join(known)}")
-        if profile.location not in known:
-            fail("location", profile.location, f"unknown location for cloud {profile.cloud}",
-                 f"use one of: {', '.join(known)} (or add it to matrix/azure-locations.yaml with its citation)")
+        elif profile.location not in known:
+            other = next((cloud for cloud, locations in sorted(catalog.azure_locations.items())
+                          if profile.location in {loc.name for loc in locations}), None)
+            fail("location", profile.location, f"unknown location for cloud {profile.cloud}" + (f" (it is a location of {other})" if other else ""),
+                 did_you_mean(profile.location, known) + " (or add it to matrix/azure-locations.yaml with its citation)")
     _check_aws(profile, fail)
     locations = sorted({loc.name for locs in catalog.azure_locations.values() for loc in locs})
     for role, places in profile.runs_on.items():
         for place in places:
             if place.cloud == "azure" and place.region not in locations:
                 fail(f"runsOn.{role}", place.region, "not an Azure location (matrix/azure-locations.yaml)",
-                     f"use one of: {', '.join(locations)}")
+                     did_you_mean(place.region, locations))
     registry_regions = sorted({e.when.ibm_registry_region for e in catalog.entries if e.when.ibm_registry_region})
     for region in profile.ibm_registry_regions:
         if region not in registry_regions:
-            fail("ibmRegistryRegions", region, "unknown IBM Cloud Container Registry region", f"use one of: {', '.join(registry_regions)}")
+            fail("ibmRegistryRegions", region, "unknown IBM Cloud Container Registry region", did_you_mean(region, registry_regions))
+    if found:
+        raise ProfileError.of(found)
 
 
 def _check_aws(profile: Profile, fail) -> None:
@@ -66,7 +75,7 @@ def _check_aws(profile: Profile, fail) -> None:
     regions = known_regions()
     if profile.aws_region is not None and profile.aws_region not in regions:
         fail("awsRegion", profile.aws_region, "not an AWS region where Network Firewall is offered (botocore's endpoint data)",
-             f"use one of: {', '.join(sorted(regions))}")
+             did_you_mean(profile.aws_region, regions))
     if profile.aws_firewall_policy_arn is not None:
         partition, region = profile.aws_firewall_policy_arn.split(":")[1], profile.aws_firewall_policy_arn.split(":")[3]
         if regions.get(region) != partition:

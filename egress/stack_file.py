@@ -9,17 +9,15 @@ where text is expected, a misspelt namespace or key, a ``secure:`` value that is
 """
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from .errors import ProfileError
 from .stack_rules import (DECIMAL, Secure, SettingProblem, check_key, cli_text, hides_value, is_ciphertext, not_boolean,
                           parse_setting)
+from .suggest import closest
 from .stack_yaml import Map, Node, Scalar, Seq, Timestamp, YamlProblem, load
 
 TOP_LEVEL = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")  # workspace.ProjectStack
@@ -33,6 +31,8 @@ class StackFile:
     settings: dict[str, str]  # our setting -> the text the CLI hands the program (secrets excluded)
     secret_settings: frozenset[str]  # our secret settings the file sets
     lines: dict[str, int] = field(default_factory=dict)  # our setting -> its line
+    problems: tuple[ProfileError, ...] = ()  # every value the file gets wrong (the caller reports them with the rest)
+    broken: frozenset[str] = frozenset()  # our settings whose value could not be read (left out of settings)
 
     def cli_config(self, stand_in: str) -> tuple[dict[str, str], list[str]]:
         """Every value as the CLI hands it to a program (full keys), ciphertexts replaced by ``stand_in``; the secret keys."""
@@ -55,6 +55,8 @@ class _Reader:
         self.path, self.stack, self.project, self.declared = path, stack, project, declared
         self.secret = [key for key, decl in declared.items() if decl.get("secret")]
         self.provider = "any"
+        self.problems: list[ProfileError] = []
+        self.broken: set[str] = set()
 
     def fail(self, line: int, field_: str, value: Any, problem: str, fix: str) -> ProfileError:
         where = f"stack '{self.stack}', line {line}" if line else f"stack '{self.stack}'"
@@ -67,10 +69,9 @@ class _Reader:
             raise ProfileError(self.path, "", "(file)", "", f"cannot be read ({exc})", "write the stack file as UTF-8 text") from None
         try:
             root = load(text)
-        except yaml.YAMLError as exc:
-            raise ProfileError(self.path, "", "(file)", "", f"not valid YAML ({exc})".replace("\n", " "), "correct the YAML syntax") from None
-        except YamlProblem as exc:
-            raise self.fail(exc.line, exc.field, exc.value, exc.problem, exc.fix) from None
+        except YamlProblem as exc:  # the file cannot be read on: this one problem is all there is to say
+            field_ = f"config.{exc.field}" if ":" in exc.field and not exc.field.startswith("config.") else exc.field
+            raise self.fail(exc.line, field_, exc.value, exc.problem, exc.fix) from None
         if root is None:
             return StackFile(self.path, self.stack, {}, {}, frozenset())
         if not isinstance(root, Map):
@@ -78,20 +79,25 @@ class _Reader:
         top = {key.text: (key, value) for key, value in root.entries}
         for name, (key, value) in top.items():
             if name not in TOP_LEVEL:
-                close = difflib.get_close_matches(name.lower(), TOP_LEVEL, n=1, cutoff=0.6)
-                raise self.fail(key.line, name, "", "not a stack file setting: Pulumi ignores it",
-                                f"write '{close[0]}'" if close else f"use {', '.join(TOP_LEVEL)}")
-            if name != "config" and name != "environment" and not (isinstance(value, Scalar) and isinstance(value.value, str)):
-                raise self.fail(value.line, name, "", "must be text", f"keep the {name} Pulumi wrote")
+                close = closest(name, TOP_LEVEL)
+                problem = self.fail(key.line, name, "", "not a stack file setting: Pulumi ignores it",
+                                    f"write '{close}'" if close else f"use {', '.join(TOP_LEVEL)}")
+                if close == "config" or "config" not in top:
+                    raise problem  # no settings to read on: what else is wrong follows from this
+                self.problems.append(problem)
+            elif name != "config" and name != "environment" and not (isinstance(value, Scalar) and isinstance(value.value, str)):
+                self.problems.append(self.fail(value.line, name, "", "must be text", f"keep the {name} Pulumi wrote"))
         salt, provider = top.get("encryptionsalt"), top.get("secretsprovider")
         provider_name = provider[1].value if provider else ""
         if salt or provider_name not in ("", "default"):
             self.provider = "v1"  # passphrase and cloud KMS providers write v1:<nonce>:<ciphertext>
         config = top.get("config", (None, None))[1]
         if config is None or (isinstance(config, Scalar) and config.value is None):
-            return StackFile(self.path, self.stack, {}, {}, frozenset())
+            return StackFile(self.path, self.stack, {}, {}, frozenset(), problems=tuple(self.problems))
         if not isinstance(config, Map):
-            raise self.fail(config.line, "config", "", "must be a mapping of settings", f"write '{self.project}:<key>: <value>' lines under 'config:'")
+            self.problems.append(self.fail(config.line, "config", "", "must be a mapping of settings",
+                                           f"write '{self.project}:<key>: <value>' lines under 'config:'"))
+            return StackFile(self.path, self.stack, {}, {}, frozenset(), problems=tuple(self.problems))
         return self._config(config)
 
     def _config(self, config: Map) -> StackFile:
@@ -100,35 +106,48 @@ class _Reader:
         secrets: set[str] = set()
         lines: dict[str, int] = {}
         for key, node in config.entries:
-            full = key.text
             try:
-                name = check_key(full, self.project, self.declared)
-            except SettingProblem as exc:
-                hidden = hides_value(full.rpartition(":")[2], self.secret) or _has_secure(node)
-                raise self.fail(key.line, f"config.{full}", "(hidden)" if hidden else _shown(node), exc.problem, exc.fix) from None
-            values[full] = self._value(full, node)
-            if name is None:
-                continue  # a provider's setting: Pulumi's business, passed on as is
-            lines[name] = key.line
-            if name in self.secret:
-                if not isinstance(values[full], Secure):
-                    raise self.fail(key.line, f"config.{full}", "(hidden)", "this setting must be a Pulumi secret, not plain text in "
-                                    "the stack file", f"remove the line and run: pulumi config set --secret {full} '<value>' "
-                                    "(and rotate the value: it has been in plain text)")
-                secrets.add(name)
-                continue
-            if _has_secure(node):
-                raise self.fail(key.line, f"config.{full}", "(secret)", "egress settings are not secret", f"store it as plain config: pulumi config set {full} <value>")
-            try:
-                settings[name] = self._setting(node, self.declared[name])
-                parse_setting(settings[name], self.declared[name])  # the program's reading of the same text
-            except _NodeProblem as exc:
-                raise self.fail(exc.node.line, f"config.{self.project}:{_path_at(node, name, exc.node)}", _shown(exc.node), exc.problem, exc.fix) from None
-            except SettingProblem as exc:
-                raise self.fail(key.line, f"config.{full}", _shown(node), exc.problem, exc.fix) from None
-            if self.declared[name]["type"] == "object":
-                lines.update(_item_lines(node, name))
-        return StackFile(self.path, self.stack, values, settings, frozenset(secrets), lines)
+                self._entry(key, node, values, settings, secrets, lines)
+            except ProfileError as exc:  # noted; the other settings are read on, so the file's problems come at once
+                self.problems.append(exc)
+                name = key.text.partition(":")[2]
+                meant = name if name in self.declared else closest(name, self.declared, cutoff=0.8)
+                if meant:  # its follow-on errors ('platforms' not set when 'platfroms' is written) are not reported
+                    self.broken.add(meant)
+        return StackFile(self.path, self.stack, values, settings, frozenset(secrets), lines, tuple(self.problems), frozenset(self.broken))
+
+    def _entry(self, key: Scalar, node: Node, values: dict[str, Any], settings: dict[str, str], secrets: set[str],
+               lines: dict[str, int]) -> None:
+        """One config line into values / settings / secrets / lines; raises ProfileError."""
+        full = key.text
+        try:
+            name = check_key(full, self.project, self.declared)
+        except SettingProblem as exc:
+            hidden = hides_value(full.rpartition(":")[2], self.secret) or _has_secure(node)
+            raise self.fail(key.line, f"config.{full}", "(hidden)" if hidden else _shown(node), exc.problem, exc.fix) from None
+        values[full] = self._value(full, node)
+        if name is None:
+            return  # a provider's setting: Pulumi's business, passed on as is
+        lines[name] = key.line
+        if name in self.secret:
+            if not isinstance(values[full], Secure):
+                raise self.fail(key.line, f"config.{full}", "(hidden)", "this setting must be a Pulumi secret, not plain text in "
+                                "the stack file", f"remove the line and run: pulumi config set --secret {full} '<value>' "
+                                "(and rotate the value: it has been in plain text)")
+            secrets.add(name)
+            return
+        if _has_secure(node):
+            raise self.fail(key.line, f"config.{full}", "(secret)", "egress settings are not secret", f"store it as plain config: pulumi config set {full} <value>")
+        try:
+            text = self._setting(node, self.declared[name])
+            parse_setting(text, self.declared[name])  # the program's reading of the same text
+            settings[name] = text
+        except _NodeProblem as exc:
+            raise self.fail(exc.node.line, f"config.{self.project}:{_path_at(node, name, exc.node)}", _shown(exc.node), exc.problem, exc.fix) from None
+        except SettingProblem as exc:
+            raise self.fail(key.line, f"config.{full}", _shown(node), exc.problem, exc.fix) from None
+        if self.declared[name]["type"] == "object":
+            lines.update(_item_lines(node, name))
 
     def _value(self, full: str, node: Node) -> Any:
         """The node as yaml.v3 reads it; every ``secure:`` must hold a ciphertext Pulumi wrote."""
@@ -153,6 +172,11 @@ class _Reader:
                 raise _NodeProblem(node, "not a list or mapping", "write it as YAML under the key, e.g. a list of mappings")
             return json.dumps(_structured(node), separators=(",", ":"), sort_keys=True, ensure_ascii=False)
         if kind == "array":
+            if isinstance(node, Scalar) and isinstance(node.value, str) and node.text.strip():
+                # e.g. OpenShift's comma-separated noProxy string: Pulumi refuses text where Pulumi.yaml declares a list
+                parts = [part.strip() for part in node.text.split(",") if part.strip()]
+                raise _NodeProblem(node, "text where a list belongs (Pulumi refuses it: the setting is declared as a list)",
+                                   f"write it as a YAML list: [{', '.join(parts)}]")
             if not isinstance(node, Seq):
                 raise _NodeProblem(node, "not a list", "write a YAML list, e.g. [a, b]")
             item_kind = decl.get("items", {}).get("type", "string")

@@ -15,6 +15,7 @@ import re
 from typing import Any, Iterable, Mapping, Optional
 
 from .stack_yaml import Timestamp
+from .suggest import closest, distance
 
 DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")  # used with fullmatch: "30\n" is not a number
 _YAML11_BOOLEANS = {"y", "yes", "n", "no", "on", "off"}  # YAML 1.1 booleans that YAML 1.2 (Pulumi) reads as text
@@ -121,9 +122,9 @@ def check_key(full_key: str, project: str, declared: Mapping[str, Any]) -> Optio
     if name.lower() in lowered:
         right = lowered[name.lower()]
         raise SettingProblem(f"unknown setting: keys are case-sensitive, '{name}' is not '{right}'", f"write '{project}:{right}'")
-    close = difflib.get_close_matches(name, list(declared), n=1, cutoff=0.8)
+    close = closest(name, declared, cutoff=0.8)
     if close:
-        raise SettingProblem("unknown setting", f"write '{project}:{close[0]}' (or remove it)")
+        raise SettingProblem("unknown setting", f"did you mean '{project}:{close}'? (or remove it)")
     raise SettingProblem("unknown setting", f"remove it or use one of: {', '.join(sorted(declared))}")
 
 
@@ -135,19 +136,7 @@ def hides_value(name: str, secret: Iterable[str]) -> bool:
 
 def _near(namespace: str, project: str) -> bool:
     normal = namespace.lower().replace("_", "-").replace(".", "-")
-    return normal == project or normal.replace("-", "") == project.replace("-", "") or _distance(normal, project) <= 2
-
-
-def _distance(a: str, b: str) -> int:
-    """Optimal string alignment distance (edits and adjacent swaps)."""
-    rows = [list(range(len(b) + 1))] + [[i] + [0] * len(b) for i in range(1, len(a) + 1)]
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                rows[i][j] = min(rows[i][j], rows[i - 2][j - 2] + 1)
-    return rows[len(a)][len(b)]
+    return normal == project or normal.replace("-", "") == project.replace("-", "") or distance(normal, project) <= 2
 
 
 def is_ciphertext(text: str, provider: str) -> bool:

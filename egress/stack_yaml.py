@@ -152,7 +152,46 @@ def _convert(node: yaml.Node, seen: dict[int, Node], path: str) -> Node:
 
 
 def load(text: str) -> Node | None:
-    """The document's node tree, or None for an empty document. Raises YamlProblem (syntax errors: yaml.YAMLError)."""
-    root = yaml.compose(text, Loader=_Loader)
+    """The document's node tree, or None for an empty document. Raises YamlProblem, syntax errors included, each with
+    its line and in words (not the parser's own report, which quotes '<unicode string>' and a caret)."""
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        raise syntax_problem(text, exc) from None
     return None if root is None else _convert(root, {}, "")
+
+
+_VALUE_END = re.compile(r"[,\]}]|\s#|\s*$")
+
+
+def syntax_problem(text: str, exc: yaml.YAMLError) -> YamlProblem:
+    """A parser error as a YamlProblem. A plain value that starts with '*' (``*.example.com``) is a YAML alias, a
+    reference to an anchor: said so, with the key it belongs to and the quoted spelling."""
+    context, problem = getattr(exc, "context", None) or "", getattr(exc, "problem", None) or str(exc)
+    mark = getattr(exc, "context_mark", None) if "alias" in context else getattr(exc, "problem_mark", None)
+    lines = text.splitlines()
+    if mark is not None and mark.line < len(lines) and lines[mark.line][mark.column:mark.column + 1] == "*":
+        rest = lines[mark.line][mark.column:]
+        value = rest[:_VALUE_END.search(rest, 1).start()].strip()
+        return YamlProblem(mark.line + 1, f"'{value}' starts with '*', which YAML reads as an alias (a reference to an anchor), not as text",
+                           f"quote it: '{value}'", _key_of(lines, mark.line, mark.column), value)
+    where = getattr(exc, "problem_mark", None) or mark
+    line = where.line + 1 if where is not None else 0
+    said = f"{context}: {problem}" if context and problem else problem or context
+    column = f" (column {where.column + 1})" if where is not None else ""
+    return YamlProblem(line, f"not valid YAML: {said}{column}".replace("\n", " "), "correct the YAML syntax on that line")
+
+
+def _key_of(lines: list[str], line: int, column: int) -> str:
+    """The mapping key a value at (line, column) belongs to: on its line, else the nearest less-indented key above."""
+    own = re.match(r"\s*([^\s#][^#]*?):(\s|$)", lines[line][:column])
+    if own:
+        return own.group(1).strip("'\"")
+    indent = len(lines[line]) - len(lines[line].lstrip())
+    for above in range(line - 1, -1, -1):
+        text = lines[above]
+        found = re.match(r"(\s*)([^\s#-][^#]*?):(\s|$)", text)
+        if found and len(found.group(1)) < indent:
+            return found.group(2).strip("'\"")
+    return "(file)"
 

@@ -133,7 +133,7 @@ BASE = {"platforms": ["kkp"]}
     ("baseDomain", "example.com\n", "holds white space or a control character"),
     ("baseDomain", "example.com,.com", "holds ',', which no host name has"),
     ("appsDomain", "apps.example.com ", "holds white space or a control character"),
-    ("noProxy", [".corp.example.com,0.0.0.0/0"], "holds a ',', white space or a control character"),
+    ("noProxy", [".corp.example.com,exa mple.com"], "holds a ',', white space or a control character"),  # split at ',' first
     ("noProxy", [".corp.example.com\n"], "holds a ',', white space or a control character"),
     ("noProxy", ["exa mple.com"], "holds a ',', white space or a control character"),
     ("noProxy", ["bad_name.example.com"], "is not a domain, IP or CIDR"),

@@ -158,7 +158,8 @@ def test_every_kind_of_private_key_is_refused_without_quoting_it(kind, label):
     assert info.value.problem == (f"block 2 (line {line}) is a PEM '{label}' block (private key material): a CA bundle is public, and this "
                                   "text would be stored in plain text (the trusted-CA ConfigMap, AKS's trustedCa output, Pulumi's state, "
                                   "rendered files and CI artifacts)")
-    assert info.value.fix.endswith("it has been in the stack file, so treat it as exposed") and "rotate that key" in info.value.fix
+    assert "it has been in the stack file, so treat it as exposed" in info.value.fix and "rotate that key" in info.value.fix
+    assert "may already be in version control" in info.value.fix and "remove it from the history" in info.value.fix
     assert key_body(key) not in str(info.value)
 
 

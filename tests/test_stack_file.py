@@ -131,7 +131,7 @@ def test_quoted_text_is_text(tmp_path):
 
 
 @pytest.mark.parametrize("line, problem", [("  egress-matrix:location:\n", "no value"),
-                                           ("  egress-matrix:podCidrs: 10.0.0.0/8\n", "not a list"),
+                                           ("  egress-matrix:podCidrs: 10.0.0.0/8\n", "text where a list belongs"),
                                            ("  egress-matrix:podCidrs: [yes]\n", "text expected"),
                                            ("  egress-matrix:azureExistingPriorities: ['100']\n", "a quoted number in a list of numbers"),
                                            ("  egress-matrix:podCidrs: [[10.0.0.0/8]]\n", "a list or mapping where one value belongs")])
@@ -211,7 +211,7 @@ def test_a_misspelt_secret_key_hides_its_value(tmp_path):
 
 
 @pytest.mark.parametrize("key, fix", [("NodeSources", "write 'egress-matrix:nodeSources'"), ("nodesources", "write 'egress-matrix:nodeSources'"),
-                                      ("nodeSource", "write 'egress-matrix:nodeSources' (or remove it)")])
+                                      ("nodeSource", "did you mean 'egress-matrix:nodeSources'? (or remove it)")])
 def test_mis_cased_and_misspelt_keys_name_the_right_one(tmp_path, key, fix):
     message = refused(tmp_path, BASE + f"  egress-matrix:{key}: [10.0.0.0/8]\n")
     assert f"field 'config.egress-matrix:{key}'" in message and f"Fix: {fix}" in message

@@ -10,6 +10,8 @@ from ..addresses import AddressError, parse_destination, parse_port, classify
 from ..errors import CatalogError
 from ..models import DEFAULT_PORTS
 from ..placeholders import PLACEHOLDER, PLACEHOLDERS, names_in, with_samples
+from ..profile_messages import choices_of, explain
+from ..suggest import did_you_mean
 
 
 def _where(raw: Any, label: str) -> str:
@@ -27,16 +29,18 @@ def _validate(model: type[BaseModel], raw: Any, file: Path, where: str, prefix: 
         value = error.get("input")
         kind = error["type"]
         if kind == "extra_forbidden":
-            allowed = ", ".join(_allowed_fields(model, error["loc"]))
-            raise CatalogError(file, where, field, value, "unknown field", f"remove it or use one of: {allowed}") from None
+            allowed = _allowed_fields(model, error["loc"])
+            raise CatalogError(file, where, field, value, "unknown field",
+                               did_you_mean(str(error["loc"][-1]), allowed, listing="remove it or use one of")) from None
         if kind == "missing":
             raise CatalogError(file, where, field, None, "required field is missing", f"add '{field.rsplit('.', 1)[-1]}'") from None
         if kind == "literal_error":
-            raise CatalogError(file, where, field, value, "not an allowed value", f"use one of {error['ctx']['expected']}") from None
+            raise CatalogError(file, where, field, value, "not an allowed value", did_you_mean(value, choices_of(error))) from None
         if kind == "string_pattern_mismatch":
             raise CatalogError(file, where, field, value, "not a valid identifier",
                                "use lower-case letters, digits and inner '-' (a stable slug)") from None
-        raise CatalogError(file, where, field, value, error["msg"], "correct the value") from None
+        problem, fix = explain(field, error)  # the library's wording ("Input should be a valid tuple") in ours
+        raise CatalogError(file, where, field, value, problem, fix) from None
 
 
 def _allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:

@@ -21,6 +21,7 @@ from ..errors import CatalogError
 from ..gcpause import paused_gc
 from ..models import DEFAULT_PORTS, ROLES, AllowlistExport, AzureLocation, Catalog, Citation, Entry, FeatureNeeds, HostExpansion, NoProxyRule, Source
 from ..placeholders import PLACEHOLDERS, names_in, with_samples
+from ..suggest import did_you_mean
 from .checks import _validate, _where, _with_default_ports, check_destination, check_ports
 from .yaml_lines import read_yaml
 
@@ -178,7 +179,8 @@ class Collector:
             if entry.citation is None:
                 raise CatalogError(path, where, "citation", None, "required field is missing", "add 'citation: {source: <id>, section: <heading>}'")
             if entry.role not in ROLES:
-                raise CatalogError(path, where, "role", entry.role, "not an allowed value", f"use one of {ROLES} (source groups belong to a stack's own entries)")
+                raise CatalogError(path, where, "role", entry.role, "not an allowed value",
+                                   f"{did_you_mean(entry.role, ROLES)} (source groups belong to a stack's own entries)")
             return entry
         raw_id = merged.get("id")
         if isinstance(raw_id, str) and "/" in raw_id:
@@ -224,7 +226,7 @@ class Collector:
                                        "feature", f"turn '{need}' on in the stack's egress-matrix:features, where a reviewer sees it")
                 if need not in self.features:
                     raise CatalogError(path, where, "needs", need, "unknown feature",
-                                       f"declare it under 'features:' of a platform file, or use one of: {', '.join(sorted(self.features))}")
+                                       did_you_mean(need, self.features, listing="declare it under 'features:' of a platform file, or use one of"))
         needs = {n: spec.needs for n, (spec, _, _) in self.feature_needs.items()}
         for name, (_, path, where) in sorted(self.feature_needs.items()):
             cycle = _needs_cycle([name], needs)
@@ -347,12 +349,12 @@ class Collector:
             if citation.source not in self.sources:
                 home = "a sources file of the catalog" if self.base is not None else "matrix/sources.yaml"
                 raise CatalogError(path, where, "citation.source", citation.source, "unknown source",
-                                   f"add it to {home} or use one of: {', '.join(sorted(self.sources))}")
+                                   did_you_mean(citation.source, self.sources, listing=f"add it to {home} or use one of"))
         for entry, path, where in self.entries:
             for feature in (entry.feature, *entry.when.features, *entry.when.not_features):
                 if feature is not None and feature not in self.features:
                     raise CatalogError(path, where, "feature", feature, "unknown feature",
-                                       f"declare it under 'features:' of a platform file, or use one of: {', '.join(sorted(self.features))}")
+                                       did_you_mean(feature, self.features, listing="declare it under 'features:' of a platform file, or use one of"))
         self._check_feature_needs()
         feature_needs = {name: spec for name, (spec, _, _) in sorted(self.feature_needs.items())}
         if self.base is not None:
