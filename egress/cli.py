@@ -7,28 +7,23 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 from typing_extensions import Annotated
 
-from . import render
-from .docs import matrix_markdown, pulumi_yaml_with_config
 from .errors import EgressError
-from .exports import allowlist_exports
-from .noproxy import NoProxyInputs, merge_no_proxy, openshift_no_proxy
-from .outdir import check_out_dir, write_output
-from .project import Project, find_project, open_project
-from .redact import redact
-from .targets import TARGETS
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+if TYPE_CHECKING:
+    from .project import Project
+
+# Start-up: each command imports what it uses INSIDE its function (rich, the catalog, pydantic models, the targets,
+# pulumi), so `egress --help` and `egress matrix` load only their own (tests/test_cli_startup.py). Help is click's plain
+# text (rich_markup_mode=None): typer's rich help alone imports rich's Markdown, Syntax and Traceback (pygments).
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Cited, machine-readable egress requirements for Kubernetes clusters.")
-catalog_app = typer.Typer(no_args_is_help=True, help="Inspect and check the required-endpoint matrix.")
-docs_app = typer.Typer(no_args_is_help=True, help="Generate the documentation that is derived from the matrix.")
+catalog_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Inspect and check the required-endpoint matrix.")
+docs_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Generate the documentation that is derived from the matrix.")
 app.add_typer(catalog_app, name="catalog")
 app.add_typer(docs_app, name="docs")
 
@@ -53,7 +48,22 @@ class ExportFormat(str, Enum):
 
 
 def _project(project: Optional[Path]) -> Project:
+    from .project import find_project, open_project
+
     return open_project(project) if project else find_project()
+
+
+def _err():
+    """The console for messages (stderr); rich is imported only when a command has something to say."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
 
 
 def _stack(proj: Project, given: Optional[str]) -> str:
@@ -62,7 +72,7 @@ def _stack(proj: Project, given: Optional[str]) -> str:
 
     choice = choose_stack(proj.root, proj.stacks(), given)
     if choice.note():
-        Console(stderr=True, highlight=False, soft_wrap=True).print(escape(choice.note()))
+        _err().print(_escape(choice.note()))
     return choice.name
 
 
@@ -71,10 +81,12 @@ def _warn_expiry(catalog) -> None:
     from .catalog.own import expiry_notices
 
     for notice in expiry_notices(catalog):
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]warning[/yellow]: {escape(notice)}")
+        _err().print(f"[yellow]warning[/yellow]: {_escape(notice)}")
 
 
 def _out(text: str) -> None:
+    from .redact import redact
+
     sys.stdout.write(redact(text))  # explain, diff, exports: whatever they quote, no credentials or private key
 
 
@@ -84,7 +96,12 @@ def matrix_command(
     fmt: Annotated[MatrixFormat, typer.Option("--format", "-f", help="Output format.")] = MatrixFormat.table,
     project: ProjectOption = None,
 ) -> None:
-    """Show the stack's resolved requirements: role, destination, protocol, ports, level, purpose, citation."""
+    """Show the stack's resolved requirements: entry, feature, role, destination, protocol, ports, level, purpose, citation.
+    The table fits the terminal ($COLUMNS, else its width; unbounded into a pipe); json, csv and md are for scripts."""
+    from . import render
+    from .exports import allowlist_exports
+    from .noproxy import openshift_no_proxy
+
     proj = _project(project)
     stack = _stack(proj, stack)
     catalog, profile, reqs = proj.requirements(stack)
@@ -103,22 +120,15 @@ def matrix_command(
     elif fmt is MatrixFormat.md:
         _out(render.requirements_markdown(stack, reqs))
     else:
-        table = Table(title=f"egress requirements for stack '{stack}' ({len(reqs)})", show_lines=False)
-        for column in render.COLUMNS:
-            table.add_column(column, overflow="fold")
-        for req in reqs:
-            row = render.requirement_row(req)
-            table.add_row(*(row[c] for c in render.COLUMNS))
-        console = Console(width=None if sys.stdout.isatty() else 200)
-        console.print(table)
-        if "openshiftNoProxy" in extras:
-            console.print(f"OpenShift status.noProxy: {extras['openshiftNoProxy']}", highlight=False)
-        for export in exports:
-            values = ", ".join(export["values"]) or f"(not set: {export['missing']})"
-            console.print(f"Export for {export['allowlist']} ({export['direction']}): {values}", highlight=False)
+        from .matrix_table import matrix_table
+        from .tables import terminal_width
+
+        _out(matrix_table(stack, catalog, reqs, extras, terminal_width()))
 
 
-Target = Enum("Target", {**{name: name for name in TARGETS}, "all": "all"}, type=str)  # type: ignore[misc]
+# The targets' names without importing the targets (start-up); tests/test_cli_startup.py checks they are TARGETS' keys.
+TARGET_NAMES = ("azure", "aws", "kubernetes")
+Target = Enum("Target", {**{name: name for name in TARGET_NAMES}, "all": "all"}, type=str)  # type: ignore[misc]
 
 
 @app.command("render")
@@ -131,6 +141,9 @@ def render_command(
 ) -> None:
     """Write what each target would deploy, offline: azure, each rule collection group's REST body and each IP Group; aws,
     each rule group's CreateRuleGroup body, the firewall policy, the rules the engine runs and the security groups."""
+    from .outdir import write_output
+    from .targets import TARGETS
+
     proj = _project(project)
     stack = _stack(proj, stack)
     catalog, profile, reqs = proj.requirements(stack)
@@ -142,12 +155,12 @@ def render_command(
     plans = {name: TARGETS[name].compile(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'") for name in names}
     files = {path: text for name, plan in plans.items() for path, text in TARGETS[name].render(plan).items()}
     written = write_output(out, files, names, proj.root)  # everything compiles before anything is written
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = _err()
     for name, plan in plans.items():
         head, *details = TARGETS[name].summary(plan).split("\n")
-        err.print(escape("\n".join([f"wrote {head} to {out / name}", *details])))
+        err.print(_escape("\n".join([f"wrote {head} to {out / name}", *details])))
     for note in written.kept:
-        err.print(escape(note))
+        err.print(_escape(note))
 
 
 def _pack_config(path: Optional[Path]) -> Optional[dict]:
@@ -181,10 +194,15 @@ def preview_command(
     import os
 
     from egress_preview.preview import RESOURCES_JSON, preview, summary_lines, write
+    from rich.console import Console
+    from rich.markup import escape
+
+    from .outdir import check_out_dir
+    from .targets import TARGETS
 
     proj = _project(project)
     stack = _stack(proj, stack)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = _err()
     interactive = err.is_terminal and not os.environ.get("CI")
     config = _pack_config(policy_config)
     if deployed is not None and phase is not Phase.preview:
@@ -210,18 +228,25 @@ def preview_command(
         raise EgressError(f"stack '{stack}': {len(result.mandatory)} mandatory policy violation(s); the first: {result.mandatory[0].line()}")
 
 
+class DiffFormat(str, Enum):
+    md = "md"
+    json = "json"
+
+
 @app.command("diff")
 def diff_command(
     base: Annotated[str, typer.Option("--base", help="Git ref to compare against (e.g. origin/main). Its code is EXECUTED to preview it "
                                       "(a child process with a scrubbed environment: no cloud, Pulumi or Kubernetes credentials); "
                                       "only pass a ref whose code you would run.")],
     stack: StackOption = None,
+    fmt: Annotated[DiffFormat, typer.Option("--format", "-f", help="md: one pull-request comment; json: the same comparison for "
+                                            "scripts.")] = DiffFormat.md,
     project: ProjectOption = None,
 ) -> None:
-    """The preview of BASE against the working tree, as Markdown for one pull-request comment: requirements added and
-    removed (with citations), resources and rules added, changed, removed, replacements, and the policy results.
-    Exits 1 when the change replaces or deletes a firewall resource (a danger to production) unless the stack sets
-    allowFirewallReplacement."""
+    """The preview of BASE against the working tree, as Markdown for one pull-request comment (or JSON with --format
+    json): requirements added and removed (with citations), resources and rules added, changed (old -> new values),
+    removed, replacements, and the policy results. Exits 1 when the change replaces or deletes a firewall resource (a
+    danger to production) unless the stack sets allowFirewallReplacement."""
     from egress_preview.dangers import summary
     from egress_preview.diff import check_base_ref, diff_result
     from egress_preview.preview import preview, snapshot
@@ -231,6 +256,12 @@ def diff_command(
     stack = _stack(proj, stack)
     head = snapshot(preview(proj, stack))
     text, result = diff_result(proj.root, base, stack, head)
+    if fmt is DiffFormat.json:
+        import json
+
+        from egress_preview.diff_json import diff_json
+
+        text = json.dumps(diff_json(stack, base, result), indent=2, ensure_ascii=False) + "\n"
     _out(text)
     if result["blocking"]:
         raise EgressError(f"stack '{stack}': {summary(result['blocking'])}. Fix: make the change safely (README, 'Protection and migrations'): "
@@ -379,6 +410,8 @@ def export_command(
     if for_ == "allowlists":
         if fmt is not ProxyExportFormat.json:
             raise EgressError(f"--for allowlists has no --format {fmt.value}. Fix: use --format json")
+        from .exports import allowlist_exports
+
         _out(json.dumps(allowlist_exports(catalog, profile), indent=2) + "\n")
         return
     from .proxy_export import proxy_export, to_csv, to_json
@@ -419,9 +452,10 @@ def noproxy_command(
 ) -> None:
     """Print the status.noProxy OpenShift's network operator computes for a Proxy (last line of output), after its own
     validation: an invalid Proxy exits 1 with the operator's message."""
+    from .noproxy import NoProxyInputs, merge_no_proxy
     from .targets.kubernetes.openshift_checks import ProxyValidationError, degraded_message, validate_proxy_spec
 
-    note = Console(stderr=True, highlight=False, soft_wrap=True)
+    note = _err()
     if http_proxy or https_proxy or no_proxy:
         try:
             validate_proxy_spec(http_proxy, https_proxy, no_proxy)
@@ -450,7 +484,9 @@ def catalog_export(
     project: ProjectOption = None,
 ) -> None:
     """Print the whole unresolved matrix as a JSON list."""
-    _out(render.catalog_json(_project(project).catalog()))
+    from .render import catalog_json
+
+    _out(catalog_json(_project(project).catalog()))
 
 
 @catalog_app.command("check")
@@ -467,14 +503,14 @@ def catalog_check(
     catalog = proj.catalog()
     # No --stack means every stack here (not PULUMI_STACK): a check of the project; a named one is validated as elsewhere.
     checks = [check_stack(proj, name) for name in ([_stack(proj, stack)] if stack is not None else proj.stacks())]
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = _err()
     err.print(f"ok: {len(catalog.entries)} entries in {len(catalog.platforms)} platforms, {len(catalog.sources)} sources, "
               f"{len(checks)} {'stack resolves' if len(checks) == 1 else 'stacks resolve'}")
     for check in checks:
         if check.own or check.expired or check.groups:
-            err.print(escape(check.line()))
+            err.print(_escape(check.line()))
         for warning in check.warnings:
-            err.print(f"[yellow]warning[/yellow]: {escape(warning)}")
+            err.print(f"[yellow]warning[/yellow]: {_escape(warning)}")
 
 
 @docs_app.command("matrix")
@@ -484,6 +520,8 @@ def docs_matrix(
 ) -> None:
     """Write docs/MATRIX.md from the matrix (or check it is current)."""
     proj = _project(project)
+    from .docs import matrix_markdown
+
     text = matrix_markdown(proj.catalog())
     target = proj.root / "docs" / "MATRIX.md"
     if check:
@@ -521,6 +559,8 @@ def docs_config(
     """Rewrite the config: section of Pulumi.yaml from the stack settings the code reads (or check it is current)."""
     target = _project(project).root / "Pulumi.yaml"
     current = target.read_text(encoding="utf-8")
+    from .docs import pulumi_yaml_with_config
+
     text = pulumi_yaml_with_config(current)
     if check:
         if current != text:
@@ -577,7 +617,7 @@ def stacks_check(project: ProjectOption = None) -> None:
     stacks = fleet(_project(project))
     check_fleet(stacks)
     shared = sorted({s.lock for s in stacks if s.shares_with})
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
+    _err().print(
         f"ok: {len(stacks)} stacks; {len(shared)} shared {'policy' if len(shared) == 1 else 'policies'}, each stack in its own band")
 
 
@@ -630,69 +670,13 @@ def probe_command(
         raise EgressError(f"stack '{stack}' role '{role}': {'; '.join(m for m in (failed, unproven) if m)}")
 
 
-@app.command("init")
-def init_command(
-    stack: Annotated[Optional[str], typer.Argument(help="Stack name: the file becomes stacks/Pulumi.<STACK>.yaml.", show_default=False)] = None,
-    platform: Annotated[Optional[list[str]], typer.Option("--platform", "-p", help="A platform of the matrix (aks, kkp, openshift, ibm-vpc, ...); repeatable.")] = None,
-    cloud: Annotated[Optional[str], typer.Option("--cloud", help="AKS: azure-public (default), azure-china or azure-usgov (or az's AzureCloud, ...).")] = None,
-    location: Annotated[Optional[str], typer.Option("--location", help="Azure location, e.g. westeurope.")] = None,
-    region: Annotated[Optional[str], typer.Option("--region", help="AWS region (KKP on AWS, OpenShift on AWS, target aws) or IBM Cloud region (ibm-vpc).")] = None,
-    openshift_platform: Annotated[Optional[str], typer.Option("--openshift-platform", help="OpenShift: AWS, Azure, VSphere, BareMetal, None, ... (install-config names too).")] = None,
-    base_domain: Annotated[Optional[str], typer.Option("--base-domain", help="OpenShift: install-config baseDomain.")] = None,
-    cluster_name: Annotated[Optional[str], typer.Option("--cluster-name", help="The name the firewall resources carry (default: the stack name).")] = None,
-    target: Annotated[Optional[list[str]], typer.Option("--target", "-t", help="azure, aws or kubernetes; repeatable (none: a matrix-only stack).")] = None,
-    node_sources: Annotated[Optional[list[str]], typer.Option("--node-sources", help="CIDR of the nodes' subnet; repeatable.")] = None,
-    feature: Annotated[Optional[list[str]], typer.Option("--feature", help="A feature of the platforms to turn on; repeatable.")] = None,
-    http_proxy: Annotated[Optional[str], typer.Option("--http-proxy", help="The corporate proxy's URL, without credentials (target kubernetes).")] = None,
-    azure_policy_id: Annotated[Optional[str], typer.Option("--azure-policy-id", help="An existing Firewall Policy to attach to (resource id).")] = None,
-    priority_base: Annotated[Optional[int], typer.Option("--priority-base", help="azurePriorityBase (default on an existing policy: the first band no other stack uses).")] = None,
-    resource_group: Annotated[Optional[str], typer.Option("--resource-group", help="Target azure: the resource group of the policy and IP Groups.")] = None,
-    subscription_id: Annotated[Optional[str], typer.Option("--subscription-id", help="Target azure: the subscription of that resource group.")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Any other stack setting as KEY=VALUE (VALUE in YAML: [a, b], true, 3000); repeatable.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace an existing stack file (the replaced text is shown as a diff).")] = False,
-    no_input: Annotated[bool, typer.Option("--no-input", help="Ask nothing: a missing answer is an error naming its option.")] = False,
-    project: ProjectOption = None,
-) -> None:
-    """Write a commented stack file for a platform from a few answers (options, or questions in a terminal), validated as
-    every command reads it, and print the next commands. Never overwrites a stack file without --force."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    from .init import Answers, init_stack, parse_sets
-
-    proj = _project(project)
-    given = {"cloud": cloud, "location": location, "openshiftPlatform": openshift_platform, "baseDomain": base_domain,
-             "clusterName": cluster_name, "httpProxy": http_proxy, "azurePolicyId": azure_policy_id, "azurePriorityBase": priority_base,
-             "azureResourceGroup": resource_group, "azureSubscriptionId": subscription_id, "nodeSources": list(node_sources or []) or None}
-    if region is not None:
-        given["ibmRegion" if "ibm-vpc" in (platform or []) else "awsRegion"] = region
-    values = {**parse_sets(list(set_ or []), f"stacks/Pulumi.{stack or '<stack>'}.yaml"), **{k: v for k, v in given.items() if v is not None}}
-    answers = Answers(stack, [p for item in platform or [] for p in item.split(",") if p], list(feature or []), list(target or []), values, force)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-    def ask(question) -> str:
-        return str(typer.prompt(question.question, default=question.default, show_default=question.default is not None))
-
-    interactive = not no_input and sys.stdin.isatty()
-    if interactive:
-        err.print("egress init: a few questions (Ctrl-C to stop; every answer is also an option, see egress init --help)")
-    written = init_stack(proj, answers, ask if interactive else None)
-    if written.replaced:
-        err.print(escape(written.replaced.rstrip("\n")))
-    name = answers.stack
-    lines = [f"wrote {written.path.relative_to(proj.root)}"]
-    if written.later:
-        lines.append(f"to fill when known (commented in the file): {', '.join(written.later)}")
-    lines += ["next:", f"  egress preview --stack {name}     # offline: what it would deploy, judged by the policy pack",
-              f"  pulumi stack init {name}         # the real CLI: create the stack for this file, then: pulumi preview --stack {name}"]
-    _out("\n".join(lines) + "\n")
-
-
 def main() -> None:
     try:
         app(standalone_mode=False)
     except EgressError as exc:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{type(exc).__name__}[/red]: {escape(redact(str(exc)))}")
+        from .redact import redact
+
+        _err().print(f"[red]{type(exc).__name__}[/red]: {_escape(redact(str(exc)))}")
         sys.exit(1)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

@@ -1,28 +1,24 @@
 """``egress diff``: the preview of a git ref against the working tree, as one pull-request comment per stack.
 
 The base is previewed with its own code (``git archive`` of the ref, run in a child process with that tree first on
-the path), so a change to the compiler shows as what it changes. Both sides are ``snapshot``s (resources.json);
-the comparison is pure: requirements added / removed with citations, resources added / changed / removed with the
-rules inside them, replacements called out, and the policy results (which pulumi/actions does not put in its
+the path; ``diff_base``), so a change to the compiler shows as what it changes. Both sides are ``snapshot``s
+(resources.json); the comparison is pure: requirements added / removed with citations, resources added / changed /
+removed with the rules inside them and the old -> new value of every other changed field (``diff_values``; OpenShift's
+resulting ``status.noProxy`` too), replacements called out, and the policy results (which pulumi/actions does not put in its
 comment). The Markdown stays under GitHub's 65,535-character comment limit.
 """
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import tarfile
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from egress.errors import EgressError
-
 from .dangers import blocking, dangers, rule_moves
 from .dangers import markdown_lines as danger_lines
+from .diff_base import DiffError, base_snapshot, check_base_ref  # noqa: F401 - the command's and the tests' names
 from .diff_own import RuleGroups, compare_own, requirement_source, who
 from .diff_own import markdown_lines as own_lines
+from .diff_values import PROXY_PATCH, code, field_changes, field_lines, operator_no_proxy
 
 GITHUB_COMMENT_LIMIT = 65_535
 MARKER = "<!-- egress-diff:{stack} -->"
@@ -39,79 +35,6 @@ REPLACE_ON = {
 KUBERNETES_REPLACE_ON = ("apiVersion", "kind", "metadata.name", "metadata.namespace")
 # Immutable fields of Kubernetes kinds: the API server refuses a change, so the program marks them replaceOnChanges.
 KUBERNETES_IMMUTABLE = {"kubernetes:core/v1:Service": ("spec.clusterIP",)}
-
-
-class DiffError(EgressError):
-    """The base ref cannot be previewed."""
-
-
-_BASE_SCRIPT = """
-import json, sys
-from pathlib import Path
-from egress.project import open_project
-from egress_preview.preview import preview, snapshot
-print(json.dumps(snapshot(preview(open_project(Path(sys.argv[1])), sys.argv[2]))))
-"""
-
-
-# What the base's code gets from the environment: enough for Python to start, nothing that opens anything (no cloud or
-# Pulumi credentials, no kubeconfig, no tokens): the base is code from a branch, and it is executed.
-# EGRESS_TODAY and TZ: the base is judged on the head's date (own entries' expiry), never on another day's.
-_BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "SYSTEMROOT", "EGRESS_TODAY", "TZ")
-_REF_FIX = "Fix: pass a commit, branch or tag that exists (in CI, fetch the base branch: actions/checkout with fetch-depth: 0)"
-# The base is the committed bytes: a user's line-ending settings (core.autocrlf, core.eol) would hand its code over
-# converted, and a global attributes file (export-ignore) incomplete. The repository's own .gitattributes still apply.
-_GIT = ("git", "-c", "core.autocrlf=false", "-c", "core.eol=lf", "-c", f"core.attributesFile={os.devnull}")
-
-
-def check_base_ref(ref: str) -> None:
-    """Refuse a ref git would read as an option (``--output=FILE`` made ``git archive`` truncate FILE); cheap, so the
-    command checks it before its own preview."""
-    if not ref or ref.startswith("-") or any(c in ref for c in "\0\n\r"):
-        raise DiffError(f"--base '{ref}' is not a git ref (it starts with '-' or is empty); git would read it as an option. "
-                        "Fix: pass a commit, branch or tag, e.g. --base origin/main")
-
-
-def _resolve_ref(project_root: Path, ref: str) -> str:
-    """The commit ``ref`` names, as a full SHA, resolved with ``--end-of-options`` so git never reads it as an option."""
-    check_base_ref(ref)
-    done = subprocess.run([*_GIT, "-C", str(project_root), "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
-                          capture_output=True, text=True)
-    sha = done.stdout.strip()
-    if done.returncode != 0 or len(sha) not in (40, 64) or any(c not in "0123456789abcdef" for c in sha):
-        detail = done.stderr.strip() or "no such commit"
-        raise DiffError(f"git ref '{ref}': {detail}. {_REF_FIX}")
-    return sha
-
-
-def base_snapshot(project_root: Path, ref: str, stack: str) -> dict[str, Any]:
-    """Preview ``stack`` as it was at ``ref``, with that ref's code and data.
-
-    The base's own code is EXECUTED (its program, components and policies, in a child Python process): only compare
-    against a ref whose code you would run. The child gets a scrubbed environment (``_BASE_ENV`` plus the PYTHONPATH set
-    here: no cloud, Pulumi or Kubernetes credentials). ``ref`` is resolved to a commit with ``git rev-parse --verify
-    --end-of-options`` before ``git archive`` sees it, and a ref that looks like an option is refused."""
-    sha = _resolve_ref(project_root, ref)
-    try:
-        archive = subprocess.run([*_GIT, "-C", str(project_root), "archive", "--format=tar", sha], capture_output=True, check=True).stdout
-    except subprocess.CalledProcessError as exc:
-        raise DiffError(f"git ref '{ref}' ({sha}): {exc.stderr.decode(errors='replace').strip()}. {_REF_FIX}") from None
-    with tempfile.TemporaryDirectory(prefix="egress-diff-") as directory:
-        tree = Path(directory)
-        with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
-            tar.extractall(tree, filter="data")
-        if not (tree / "egress_preview" / "preview.py").exists():
-            raise DiffError(f"git ref '{ref}' predates egress preview, so it cannot be previewed with its own code. Fix: use a later base")
-        if not (tree / "stacks" / f"Pulumi.{stack}.yaml").exists():
-            return {"stack": stack, "resources": [], "requirements": [], "violations": [], "outputs": {}, "coverage": [], "warnings": [],
-                    "missing": True}
-        env = {name: os.environ[name] for name in _BASE_ENV if name in os.environ}
-        env.update(PYTHONPATH=os.pathsep.join([str(tree), str(tree / "policy")]), PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1")
-        done = subprocess.run([sys.executable, "-c", _BASE_SCRIPT, str(tree), stack], cwd=tree, env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise DiffError(f"previewing stack '{stack}' at '{ref}' failed: {last}")
-        return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 # -- comparison (pure) ---------------------------------------------------------------------------------------------------
@@ -155,15 +78,11 @@ def _hosts(rule: Any) -> list[str]:
     return sorted({*rule.get("targetFqdns", []), *rule.get("destinationFqdns", []), *rule.get("destinationAddresses", []), *rule.get("fqdnTags", [])})
 
 
-def _changed_paths(old: Any, new: Any, prefix: str = "", depth: int = 4) -> list[str]:
-    if old == new:
-        return []
-    if depth == 0 or not isinstance(old, dict) or not isinstance(new, dict):
-        return [prefix or "(value)"]
-    out = []
-    for key in sorted(set(old) | set(new)):
-        out += _changed_paths(old.get(key), new.get(key), f"{prefix}.{key}" if prefix else key, depth - 1)
-    return out
+def fields(old: dict, new: dict) -> list:
+    """The changed fields of a resource with their old and new values (diff_values.FieldChange); fields holding rules
+    are left to the rule lines."""
+    has_rules = bool(_rules(old) or _rules(new))
+    return field_changes(old["props"], new["props"], ("ruleCollections", "ruleGroup", "data") if has_rules else ())
 
 
 def resource_changes(old: dict, new: dict, groups: Optional[RuleGroups] = None) -> tuple[list[str], list[str]]:
@@ -185,8 +104,7 @@ def resource_changes(old: dict, new: dict, groups: Optional[RuleGroups] = None) 
                 added, removed = sorted(set(_hosts(after[name])) - set(_hosts(before[name]))), sorted(set(_hosts(before[name])) - set(_hosts(after[name])))
                 detail = "; ".join(filter(None, [f"+{', '.join(added)}" if added else "", f"-{', '.join(removed)}" if removed else ""]))
                 lines.append(f"~ {name}" + (f" ({detail})" if detail else "") + groups.suffix(after[name], new_headers))
-    rest = [p for p in _changed_paths(old["props"], new["props"]) if not (before or after) or not p.startswith(("ruleCollections", "ruleGroup", "data"))]
-    lines += [f"~ {path}" for path in rest]
+    lines += field_lines(fields(old, new))
     keys = REPLACE_ON.get(new["type"], KUBERNETES_REPLACE_ON if new["type"].startswith("kubernetes:") else ())
     keys = tuple(dict.fromkeys((*keys, *KUBERNETES_IMMUTABLE.get(new["type"], ()), *new.get("replaceOnChanges", ()))))
     reasons = [f"{key}: {json.dumps(_get(old['props'], key))} -> {json.dumps(_get(new['props'], key))}"
@@ -234,6 +152,10 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
         "resources_added": [head_res[k] for k in sorted(set(head_res) - set(base_res))],
         "resources_removed": [base_res[k] for k in sorted(set(base_res) - set(head_res))],
         "resources_changed": changed,
+        "fields_changed": {key: fields(base_res[key], head_res[key]) for key in changed},
+        "operator": operator_no_proxy(base, head),  # OpenShift's status.noProxy, as each side's program computed it
+        # what the head's preview could not verify offline (a corporate proxy it does not deploy)
+        "corporate_proxy": list(head.get("corporateProxy") or ()),
         "violations": head.get("violations", []),
         "new_violations": [v for v in head.get("violations", []) if (v["policy"], v["resource"], v["message"]) not in old_violations],
         "coverage": head.get("coverage", []),
@@ -281,9 +203,12 @@ def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GIT
         for resource, rules in zip(result["resources_added"], rules_added):
             lines.append(f"- **+** `{resource['type']}` **{resource['name']}**")
             lines += [f"  - `{line}`" for line in rules]
+        operator = result.get("operator")
         for (typ, name), (changes, _) in result["resources_changed"].items():
             lines.append(f"- **~** `{typ}` **{name}**")
-            lines += [f"  - `{line}`" for line in changes]
+            lines += [f"  - {code(line)}" for line in changes]
+            if operator is not None and operator.resource == (typ, name):
+                lines += [f"  - {code(line)}" for line in operator.lines()]
         for resource in result["resources_removed"]:
             lines.append(f"- **-** `{resource['type']}` **{resource['name']}**")
     lines += ["", "#### Policy pack", ""]
@@ -295,10 +220,25 @@ def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GIT
                   *(f"- {v['policy']} on {v['resource']}: {v['message']}" for v in advisory), "", "</details>"]
     if not mandatory and not advisory:
         lines.append("No mandatory violation; no new advisory finding.")
-    coverage = ", ".join(f"{c['target']} {c['allowed']}/{c['enforced']}" for c in result["coverage"])
+    lines += _operator_lines(result)
+    proxy = result.get("corporate_proxy") or []
+    # a kubernetes target that deploys only the cluster's proxy settings enforces nothing: the proxy lines say what is unverified
+    coverage = ", ".join(f"{c['target']} {c['allowed']}/{c['enforced']}" for c in result["coverage"]
+                         if c["enforced"] or not (c["target"] == "kubernetes" and proxy))
     if coverage:
         lines += ["", f"Requirements allowed by what will be deployed: {coverage}."]
+    if proxy:  # as egress preview prints them: a path per proxy, then what it means
+        lines += [""] + [f"  - {line.strip()}" if line.startswith(" ") else f"- kubernetes: {line}" for line in proxy]
     return truncate("\n".join(lines) + "\n", limit)
+
+
+def _operator_lines(result: dict[str, Any]) -> list[str]:
+    """The operator's status.noProxy change when its Proxy patch is not among the changed resources (a network changed)."""
+    operator = result.get("operator")
+    if operator is None or operator.resource in result["resources_changed"] or not operator.lines():
+        return []
+    return ["", "#### What the platform computes", "", f"- `{PROXY_PATCH}` **{operator.resource[1] or 'cluster Proxy'}**",
+            *(f"  - {code(line)}" for line in operator.lines())]
 
 
 def truncate(text: str, limit: int = GITHUB_COMMENT_LIMIT) -> str:

@@ -138,6 +138,8 @@ def snapshot(result: PreviewResult) -> dict[str, Any]:
         "requirements": result.requirements,
         "coverage": [c.__dict__ for c in result.coverage],
         "violations": [v.__dict__ for v in result.violations],
+        # what the preview could not verify (a corporate proxy it does not deploy): egress diff prints it as preview does
+        **({"corporateProxy": list(result.corporate_proxy)} if result.corporate_proxy else {}),
         # What egress diff needs to judge a change as the engine would: the cluster its names carry, and whether the stack
         # plans a migration (firewall resources not protected).
         "cluster": recorded.config.get(f"{PROJECT}:clusterName") or result.stack,

@@ -1,0 +1,254 @@
+"""``egress diff``: the old and new values of the fields a change touches (pure).
+
+A scalar shows inline (``"a" -> "b"``); a list, and a comma-separated noProxy string, as the items added and removed;
+a list of named objects (containers, ports) field by field under each name; a PEM bundle as its certificates (subject
+and SHA-256 fingerprint, never a private key's text); other multi-line text as the lines added and removed. Long values
+are shortened in the middle, so both ends stay readable. The snapshots already carry every secret as ``[secret]``
+(``preview.snapshot`` masks the paths the program marked secret); a masked side is shown as the mask, and every value
+shown is still passed through ``egress.redact`` (a URL's credentials, a key block), whatever the base's code did.
+
+OpenShift's network operator writes the Proxy's ``status.noProxy`` from its ``spec.noProxy`` and the cluster's
+networks; each side's program exports it (``openshiftStatusNoProxy``, computed by ``egress.noproxy.openshift_no_proxy``
+as the operator computes it), so a change of ``spec.noProxy`` also shows what the nodes will really bypass.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from egress.redact import redact, redact_url
+
+SECRET_MASK = "[secret]"  # as egress_preview.preview writes it (not imported: preview imports the pack and the program)
+SHOWN = 72  # characters of one value shown inline; longer values keep both ends
+ITEMS = 12  # items (or lines) shown per side of one field
+FIELDS = 30  # fields shown per resource; the rest are counted
+DEPTH = 12
+STATUS_OUTPUT = "openshiftStatusNoProxy"
+PROXY_PATCH = "kubernetes:config.openshift.io/v1:ProxyPatch"
+_MISSING = object()
+_CERT = re.compile(r"-----BEGIN CERTIFICATE-----\s.*?-----END CERTIFICATE-----", re.S)
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One changed field: ``old``/``new`` are display strings ('' for a side where the field is absent); ``added`` and
+    ``removed`` the items (or lines, or certificates) of a list-like value."""
+    path: str
+    old: str = ""
+    new: str = ""
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    what: str = "value"  # value | items | lines | certificates | added | removed
+    note: str = ""
+
+    def line(self) -> str:
+        label = f"{self.path}{f' ({self.note})' if self.note else ''}"
+        if self.what == "added":
+            return f"+ {label}: {self.new}"
+        if self.what == "removed":
+            return f"- {label}: {self.old}"
+        if self.what == "value":
+            return f"~ {label}: {self.old} -> {self.new}"
+        parts = [f"+{', '.join(_few(self.added))}" if self.added else "", f"-{', '.join(_few(self.removed))}" if self.removed else ""]
+        detail = "; ".join(filter(None, parts)) or "same items, new order"
+        return f"~ {label}: {detail}"
+
+    def json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "change": self.what}
+        if self.what in ("items", "lines", "certificates"):
+            out.update(added=list(self.added), removed=list(self.removed))
+        else:
+            out.update(old=self.old if self.what != "added" else None, new=self.new if self.what != "removed" else None)
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+def _few(items: tuple[str, ...]) -> list[str]:
+    return list(items[:ITEMS]) + ([f"... {len(items) - ITEMS} more"] if len(items) > ITEMS else [])
+
+
+def shorten(text: str, limit: int = SHOWN) -> str:
+    """``text`` on one line, at most about ``limit`` characters: its start and end kept, the middle counted."""
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    if len(text) <= limit:
+        return text
+    keep = (limit - 3) // 2
+    return f"{text[:keep]}...({len(text) - 2 * keep} more)...{text[-keep:]}"
+
+
+def _safe(text: str) -> str:
+    """A string value with a URL's credentials masked (the whole value read as one URL, then as text)."""
+    return redact(redact_url(text))
+
+
+def show(value: Any) -> str:
+    """One value as the diff prints it: JSON, redacted, shortened; a PEM bundle by its certificates."""
+    if value is _MISSING:
+        return ""
+    if value == SECRET_MASK:
+        return SECRET_MASK
+    if isinstance(value, str):
+        return pem_summary(value) if "-----BEGIN" in value else shorten(json.dumps(_safe(value), ensure_ascii=False))
+    return shorten(redact(json.dumps(value, ensure_ascii=False, sort_keys=True)))
+
+
+def certificates(text: str) -> list[str]:
+    """Each certificate of a PEM bundle as 'CN=..., sha256 0123abcd...' (public material: subject and fingerprint)."""
+    out = []
+    for block in _CERT.findall(text):
+        body = "".join(block.split("-----")[2].split())
+        try:
+            from cryptography import x509
+            from cryptography.hazmat.primitives import hashes
+
+            cert = x509.load_pem_x509_certificate(block.encode())
+            subject = cert.subject.rfc4514_string()
+            digest = cert.fingerprint(hashes.SHA256()).hex()
+        except (ValueError, TypeError):
+            digest = hashlib.sha256(body.encode()).hexdigest()
+            subject = "(not parsable as X.509)"
+        out.append(f"{shorten(_safe(subject), 48)}, sha256 {digest[:16]}")
+    return out
+
+
+def _other_blocks(text: str) -> list[str]:
+    """The PEM blocks that are not certificates, counted, never quoted."""
+    count = len(re.findall(r"-----BEGIN ", text)) - len(_CERT.findall(text))
+    return [f"{count} PEM block(s) that are not certificates, not shown"] if count > 0 else []
+
+
+def pem_summary(text: str) -> str:
+    certs = certificates(text)
+    summary = f"PEM, {len(certs)} certificate(s)" + "".join(f"; {other}" for other in _other_blocks(text))
+    return summary + (f": {'; '.join(certs[:3])}{'; ...' if len(certs) > 3 else ''}" if certs else "")
+
+
+def _is_comma_list(path: str) -> bool:
+    """A field holding a comma-separated list: noProxy (OpenShift's spec and status, KKP's node.noProxy), NO_PROXY."""
+    last = re.split(r"[.\[]", path)[-1]
+    return re.sub(r"[^a-z]", "", last.lower()) == "noproxy"
+
+
+def _item(value: Any) -> str:
+    """A list item (or a line) as shown: text as it is (redacted, shortened), anything else as JSON."""
+    return shorten(_safe(value)) if isinstance(value, str) and value != SECRET_MASK and "-----BEGIN" not in value else show(value)
+
+
+def _items(old: list, new: list) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    before, after = [_item(v) for v in old], [_item(v) for v in new]
+    return tuple(v for v in dict.fromkeys(after) if v not in before), tuple(v for v in dict.fromkeys(before) if v not in after)
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _named(values: list) -> Optional[dict[str, Any]]:
+    names = [v.get("name") for v in values if isinstance(v, dict)]
+    if len(names) != len(values) or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+        return None
+    return {v["name"]: v for v in values}
+
+
+def changes(old: Any, new: Any, path: str = "", depth: int = DEPTH) -> list[FieldChange]:
+    """Every changed field between two documents, as the diff prints them (sorted by path within each mapping)."""
+    if old == new:
+        return []
+    if old is _MISSING:
+        return [FieldChange(path, new=show(new), what="added")]
+    if new is _MISSING:
+        return [FieldChange(path, old=show(old), what="removed")]
+    if SECRET_MASK in (old, new):
+        return [FieldChange(path, show(old), show(new))]
+    if isinstance(old, dict) and isinstance(new, dict) and depth:
+        out: list[FieldChange] = []
+        for key in sorted(set(old) | set(new), key=str):
+            out += changes(old.get(key, _MISSING), new.get(key, _MISSING), f"{path}.{key}" if path else str(key), depth - 1)
+        return out
+    if isinstance(old, list) and isinstance(new, list) and depth:
+        if all(_scalar(v) for v in (*old, *new)):
+            added, removed = _items(old, new)
+            return [FieldChange(path, added=added, removed=removed, what="items")]
+        before, after = _named(old), _named(new)
+        if before is not None and after is not None:
+            out = []
+            for name in [*before, *(n for n in after if n not in before)]:
+                out += changes(before.get(name, _MISSING), after.get(name, _MISSING), f"{path}[{name}]", depth - 1)
+            return out
+        if len(old) == len(new):
+            return [c for i, (a, b) in enumerate(zip(old, new)) for c in changes(a, b, f"{path}[{i}]", depth - 1)]
+    if isinstance(old, str) and isinstance(new, str):
+        if "-----BEGIN" in old or "-----BEGIN" in new:
+            before, after = certificates(old) + _other_blocks(old), certificates(new) + _other_blocks(new)
+            added, removed = tuple(c for c in after if c not in before), tuple(c for c in before if c not in after)
+            if added or removed:
+                return [FieldChange(path, added=added, removed=removed, what="certificates")]
+            return [FieldChange(path, pem_summary(old), pem_summary(new))]  # same certificates, other text around them
+        if _is_comma_list(path):
+            added, removed = _items([p for p in old.split(",") if p], [p for p in new.split(",") if p])
+            return [FieldChange(path, added=added, removed=removed, what="items")]
+        if "\n" in old or "\n" in new:
+            added, removed = _items(old.splitlines(), new.splitlines())
+            return [FieldChange(path, added=added, removed=removed, what="lines")]
+    return [FieldChange(path, show(old), show(new))]
+
+
+def field_changes(old_props: dict, new_props: dict, skip: Iterable[str] = ()) -> list[FieldChange]:
+    """The changed fields of a resource's inputs, leaving out the paths under ``skip`` (shown as rules instead)."""
+    prefixes = tuple(skip)
+    return [c for c in changes(old_props, new_props) if not (prefixes and c.path.startswith(prefixes))]
+
+
+def field_lines(found: list[FieldChange]) -> list[str]:
+    lines = [c.line() for c in found[:FIELDS]]
+    return lines + ([f"... {len(found) - FIELDS} more changed field(s) (egress diff --format json lists them all)"] if len(found) > FIELDS else [])
+
+
+@dataclass
+class OperatorResult:
+    """What the platform computes from a changed resource: OpenShift's Proxy ``status.noProxy``."""
+    resource: tuple[str, str] = ("", "")  # (type, name) of the Proxy patch, when either side has one
+    change: Optional[FieldChange] = None
+    spec_changed: bool = False
+    unchanged_note: str = field(default="")
+
+    def lines(self) -> list[str]:
+        if self.change is not None:
+            return [self.change.line()]
+        return [self.unchanged_note] if self.unchanged_note else []
+
+
+def operator_no_proxy(base: dict, head: dict) -> Optional[OperatorResult]:
+    """The change of the Proxy's ``status.noProxy`` the operator will make, read from each side's own export."""
+    old, new = (base.get("outputs") or {}).get(STATUS_OUTPUT), (head.get("outputs") or {}).get(STATUS_OUTPUT)
+    if old is None and new is None or SECRET_MASK in (old, new):
+        return None
+    proxies = {(r["type"], r["name"]): r for side in (base, head) for r in side.get("resources") or () if r["type"] == PROXY_PATCH}
+    key = next(iter(sorted(proxies)), ("", ""))
+    spec = [((r.get("props") or {}).get("spec") or {}).get("noProxy") for side in (base, head)
+            for r in side.get("resources") or () if (r["type"], r["name"]) == key]
+    result = OperatorResult(key, spec_changed=len(spec) == 2 and spec[0] != spec[1])
+    note = "the operator computes it from spec.noProxy and the cluster's networks"
+    if old == new:
+        if result.spec_changed:
+            result.unchanged_note = f"= status.noProxy ({note}): unchanged, every entry added or removed is already implied"
+        return result if result.unchanged_note else None
+    if old is None or new is None:
+        what = "added" if old is None else "removed"
+        result.change = FieldChange("status.noProxy", old=shorten(_safe(old or "")), new=shorten(_safe(new or "")), what=what, note=note)
+        return result
+    added, removed = _items([p for p in old.split(",") if p], [p for p in new.split(",") if p])
+    result.change = FieldChange("status.noProxy", added=added, removed=removed, what="items", note=note)
+    return result
+
+
+def code(text: str) -> str:
+    """``text`` as one Markdown code span: a fence longer than any backtick run in it (CommonMark 0.31.2 §6.1)."""
+    text = text.replace("\n", " ")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
