@@ -670,6 +670,64 @@ def probe_command(
         raise EgressError(f"stack '{stack}' role '{role}': {'; '.join(m for m in (failed, unproven) if m)}")
 
 
+@app.command("init")
+def init_command(
+    stack: Annotated[Optional[str], typer.Argument(help="Stack name: the file becomes stacks/Pulumi.<STACK>.yaml.", show_default=False)] = None,
+    platform: Annotated[Optional[list[str]], typer.Option("--platform", "-p", help="A platform of the matrix (aks, kkp, openshift, ibm-vpc, ...); repeatable.")] = None,
+    cloud: Annotated[Optional[str], typer.Option("--cloud", help="AKS: azure-public (default), azure-china or azure-usgov (or az's AzureCloud, ...).")] = None,
+    location: Annotated[Optional[str], typer.Option("--location", help="Azure location, e.g. westeurope.")] = None,
+    region: Annotated[Optional[str], typer.Option("--region", help="AWS region (KKP on AWS, OpenShift on AWS, target aws) or IBM Cloud region (ibm-vpc).")] = None,
+    openshift_platform: Annotated[Optional[str], typer.Option("--openshift-platform", help="OpenShift: AWS, Azure, VSphere, BareMetal, None, ... (install-config names too).")] = None,
+    base_domain: Annotated[Optional[str], typer.Option("--base-domain", help="OpenShift: install-config baseDomain.")] = None,
+    cluster_name: Annotated[Optional[str], typer.Option("--cluster-name", help="The name the firewall resources carry (default: the stack name).")] = None,
+    target: Annotated[Optional[list[str]], typer.Option("--target", "-t", help="azure, aws or kubernetes; repeatable (none: a matrix-only stack).")] = None,
+    node_sources: Annotated[Optional[list[str]], typer.Option("--node-sources", help="CIDR of the nodes' subnet; repeatable.")] = None,
+    feature: Annotated[Optional[list[str]], typer.Option("--feature", help="A feature of the platforms to turn on; repeatable.")] = None,
+    http_proxy: Annotated[Optional[str], typer.Option("--http-proxy", help="The corporate proxy's URL, without credentials (target kubernetes).")] = None,
+    azure_policy_id: Annotated[Optional[str], typer.Option("--azure-policy-id", help="An existing Firewall Policy to attach to (resource id).")] = None,
+    priority_base: Annotated[Optional[int], typer.Option("--priority-base", help="azurePriorityBase (default on an existing policy: the first band no other stack uses).")] = None,
+    resource_group: Annotated[Optional[str], typer.Option("--resource-group", help="Target azure: the resource group of the policy and IP Groups.")] = None,
+    subscription_id: Annotated[Optional[str], typer.Option("--subscription-id", help="Target azure: the subscription of that resource group.")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Any other stack setting as KEY=VALUE (VALUE in YAML: [a, b], true, 3000); repeatable.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing stack file (the replaced text is shown as a diff).")] = False,
+    no_input: Annotated[bool, typer.Option("--no-input", help="Ask nothing: a missing answer is an error naming its option.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Write a commented stack file for a platform from a few answers (options, or questions in a terminal), validated as
+    every command reads it, and print the next commands. Never overwrites a stack file without --force."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from .init import Answers, init_stack, parse_sets
+
+    proj = _project(project)
+    given = {"cloud": cloud, "location": location, "openshiftPlatform": openshift_platform, "baseDomain": base_domain,
+             "clusterName": cluster_name, "httpProxy": http_proxy, "azurePolicyId": azure_policy_id, "azurePriorityBase": priority_base,
+             "azureResourceGroup": resource_group, "azureSubscriptionId": subscription_id, "nodeSources": list(node_sources or []) or None}
+    if region is not None:
+        given["ibmRegion" if "ibm-vpc" in (platform or []) else "awsRegion"] = region
+    values = {**parse_sets(list(set_ or []), f"stacks/Pulumi.{stack or '<stack>'}.yaml"), **{k: v for k, v in given.items() if v is not None}}
+    answers = Answers(stack, [p for item in platform or [] for p in item.split(",") if p], list(feature or []), list(target or []), values, force)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def ask(question) -> str:
+        return str(typer.prompt(question.question, default=question.default, show_default=question.default is not None))
+
+    interactive = not no_input and sys.stdin.isatty()
+    if interactive:
+        err.print("egress init: a few questions (Ctrl-C to stop; every answer is also an option, see egress init --help)")
+    written = init_stack(proj, answers, ask if interactive else None)
+    if written.replaced:
+        err.print(escape(written.replaced.rstrip("\n")))
+    name = answers.stack
+    lines = [f"wrote {written.path.relative_to(proj.root)}"]
+    if written.later:
+        lines.append(f"to fill when known (commented in the file): {', '.join(written.later)}")
+    lines += ["next:", f"  egress preview --stack {name}     # offline: what it would deploy, judged by the policy pack",
+              f"  pulumi stack init {name}         # the real CLI: create the stack for this file, then: pulumi preview --stack {name}"]
+    _out("\n".join(lines) + "\n")
+
+
 def main() -> None:
     try:
         app(standalone_mode=False)
