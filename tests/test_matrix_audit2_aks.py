@@ -228,7 +228,7 @@ def test_a_feature_needing_one_that_needs_another_brings_both(tmp_path):
 @pytest.mark.parametrize("old, new, message", [
     ("needs: [csi-secret-store]\n    citation: {source: aks-outbound-current, section: Istio",
      "needs: [csi-secret-stor]\n    citation: {source: aks-outbound-current, section: Istio",
-     r"feature 'istio-key-vault' \(line \d+\): field 'needs' = 'csi-secret-stor': unknown feature\. Fix: declare it"),
+     r"feature 'istio-key-vault' \(line \d+\): field 'needs' = 'csi-secret-stor': unknown feature\. Fix: did you mean 'csi-secret-store'\? \(declare it"),
     ("  csi-secret-store: Azure Key Vault provider for the Secrets Store CSI driver\n",
      "  csi-secret-store: {title: Key Vault provider, needs: [app-routing-key-vault], citation: {source: aks-outbound, section: x}}\n",
      r"feature 'app-routing-key-vault' \(line \d+\): field 'needs' = 'app-routing-key-vault -> csi-secret-store -> app-routing-key-vault': "
