@@ -47,6 +47,21 @@ class ExportFormat(str, Enum):
     json = "json"
 
 
+class ReportFormat(str, Enum):
+    """text for people; json for scripts: one document on stdout, messages on stderr (egress/json_out.py)."""
+    text = "text"
+    json = "json"
+
+
+class SummaryFormat(str, Enum):
+    md = "md"
+    json = "json"
+
+
+def _format_option(shape: str):
+    return typer.Option("--format", "-f", help=f"text, or json: {shape} (stdout; messages stay on stderr).")
+
+
 def _project(project: Optional[Path]) -> Project:
     from .project import find_project, open_project
 
@@ -137,6 +152,7 @@ def render_command(
     target: Annotated[Target, typer.Option("--target", "-t", help="Enforcement target to render; all: every target the stack lists.")] = Target("all"),  # type: ignore[valid-type]
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory; files go to OUT/<target>/. Only files an earlier run wrote "
                                       "(OUT/.egress-manifest.json) are replaced or removed.")] = Path("out"),
+    fmt: Annotated[ReportFormat, _format_option('{"stack", "out", "targets": [{"target", "files", "summary"}], "kept"}')] = ReportFormat.text,
     project: ProjectOption = None,
 ) -> None:
     """Write what each target would deploy, offline: azure, each rule collection group's REST body and each IP Group; aws,
@@ -161,6 +177,11 @@ def render_command(
         err.print(_escape("\n".join([f"wrote {head} to {out / name}", *details])))
     for note in written.kept:
         err.print(_escape(note))
+    if fmt is ReportFormat.json:
+        from .json_out import dump, render_json
+
+        _out(dump(render_json(stack, str(out), {name: list(TARGETS[name].render(plan)) for name, plan in plans.items()},
+                              {name: TARGETS[name].summary(plan) for name, plan in plans.items()}, written.kept)))
 
 
 def _pack_config(path: Optional[Path]) -> Optional[dict]:
@@ -186,6 +207,10 @@ def preview_command(
                                          "a first deployment, or with --deployed an update of that state.")] = Phase.up,
     deployed: Annotated[Optional[Path], typer.Option("--deployed", help="With --phase preview: the resources.json of an earlier "
                                                      "`egress preview` of this stack, standing for the deployed state.", dir_okay=False)] = None,
+    fmt: Annotated[ReportFormat, _format_option('{"stack", "phase", "resources", "resourceTypes", "requirements", "coverage": '
+                                                '[{"target", "enforced", "allowed", "extra", "rulesChecked"}], "notes", "warnings", '
+                                                '"mandatory", "advisory", "violations": [{"policy", "level", "severity", "resource", '
+                                                '"message", "urn"}], ...}')] = ReportFormat.text,
     project: ProjectOption = None,
 ) -> None:
     """The main job offline: run the Pulumi program under the SDK's mocks with the stack's config, run the policy pack over
@@ -220,10 +245,17 @@ def preview_command(
     _warn_expiry(proj.requirements(stack)[0])
     for note in written.kept:
         err.print(escape(note))
-    console = Console(width=None if sys.stdout.isatty() else 200, highlight=False, soft_wrap=True)
-    for line in summary_lines(result):
-        console.print(escape(line))
-    console.print(f"wrote {out / 'resources.json'} and the renders of {', '.join(c.target for c in result.coverage) or 'no target'} to {out}")
+    wrote = f"wrote {out / 'resources.json'} and the renders of {', '.join(c.target for c in result.coverage) or 'no target'} to {out}"
+    if fmt is ReportFormat.json:
+        from .json_out import dump, preview_json
+
+        _out(dump(preview_json(result, str(out))))
+        err.print(_escape(wrote))
+    else:
+        console = Console(width=None if sys.stdout.isatty() else 200, highlight=False, soft_wrap=True)
+        for line in summary_lines(result):
+            console.print(escape(line))
+        console.print(wrote)
     if result.mandatory:
         raise EgressError(f"stack '{stack}': {len(result.mandatory)} mandatory policy violation(s); the first: {result.mandatory[0].line()}")
 
@@ -273,6 +305,8 @@ def policy_events_command(
     event_log: Annotated[Path, typer.Argument(help="The file a real pulumi preview wrote with --event-log FILE.", dir_okay=False)],
     policy_config: Annotated[Optional[Path], typer.Option("--policy-pack-config", help="The policy pack config given to that pulumi "
                                                           "preview (JSON): it sets which policies are mandatory.", dir_okay=False)] = None,
+    fmt: Annotated[ReportFormat, _format_option('{"ok", "blocking", "advisory", "results": [{"policy", "pack", "level", "cantRun", '
+                                                '"resource", "message", "blocking"}], "problems", "passed"}')] = ReportFormat.text,
     project: ProjectOption = None,
 ) -> None:
     """The policy gate of a real pulumi preview: list its policy results; exit 1 on a mandatory violation, on a "can't run"
@@ -281,7 +315,12 @@ def policy_events_command(
     from egress_preview.policy_events import check_event_log, report_lines
 
     gate = check_event_log(event_log, policy_config, _project(project).root / "policy")
-    _out("\n".join(report_lines(gate)) + "\n")
+    if fmt is ReportFormat.json:
+        from .json_out import dump, policy_gate_json
+
+        _out(dump(policy_gate_json(gate)))
+    else:
+        _out("\n".join(report_lines(gate)) + "\n")
     if not gate.ok:
         first = gate.blocking[0].line() if gate.blocking else gate.problems[0]
         raise EgressError(f"{event_log}: the policy gate failed ({len(gate.blocking)} blocking result(s), {len(gate.problems)} problem(s) "
@@ -359,6 +398,8 @@ def learn_command(
     fmt: Annotated[str, typer.Option("--format", "-f", help="auto, azure, aws-nfw or squid.")] = "auto",
     out: Annotated[Path, typer.Option("--out", "-o", help="The proposals file (YAML) to write; only an earlier proposals file is replaced.",
                                       dir_okay=False)] = Path("learn-proposals.yaml"),
+    summary: Annotated[SummaryFormat, typer.Option("--summary", help="md: the Markdown summary; json: {\"stack\", \"out\", \"proposals\": "
+                                                   "count, \"document\": the proposals file's content} (stdout; --format is the logs').")] = SummaryFormat.md,
     project: ProjectOption = None,
 ) -> None:
     """Read deny logs, group the denied flows by source role or group and destination, match them against the whole matrix,
@@ -373,7 +414,12 @@ def learn_command(
     check_out(out)
     learned = learn(catalog, profile, stack, [(path, str(path)) for path in logs or []], fmt)
     out.write_text(learned.yaml, encoding="utf-8")
-    _out(learned.summary(str(out)))
+    if summary is SummaryFormat.json:
+        from .json_out import dump, learn_json
+
+        _out(dump(learn_json(learned, str(out))))
+    else:
+        _out(learned.summary(str(out)))
     if learned.proposals:
         sys.exit(PROPOSALS_EXIT)
 
@@ -448,6 +494,7 @@ def noproxy_command(
     http_proxy: Annotated[str, typer.Option("--http-proxy", help="Proxy spec.httpProxy.")] = "",
     https_proxy: Annotated[str, typer.Option("--https-proxy", help="Proxy spec.httpsProxy.")] = "",
     azure_cloud_name: Annotated[str, typer.Option("--azure-cloud-name", help="platformStatus.azure.cloudName (Azure).")] = "",
+    fmt: Annotated[ReportFormat, _format_option('{"noProxy": the string, "entries": its comma-separated entries}')] = ReportFormat.text,
     project: ProjectOption = None,
 ) -> None:
     """Print the status.noProxy OpenShift's network operator computes for a Proxy (last line of output), after its own
@@ -475,7 +522,13 @@ def noproxy_command(
                           api_internal_host=f"api-int.{cluster_name}.{base_domain}" if cluster_name and base_domain else "",
                           machine_networks=tuple(machine_network or ()), service_networks=tuple(service_network or ()),
                           cluster_networks=tuple(cluster_network or ()))
-    _out(merge_no_proxy(_project(project).catalog(), facts, http_proxy, https_proxy, no_proxy) + "\n")
+    merged = merge_no_proxy(_project(project).catalog(), facts, http_proxy, https_proxy, no_proxy)
+    if fmt is ReportFormat.json:
+        from .json_out import dump
+
+        _out(dump({"noProxy": merged, "entries": [e for e in merged.split(",") if e]}))
+    else:
+        _out(merged + "\n")
 
 
 @catalog_app.command("export")
@@ -492,6 +545,8 @@ def catalog_export(
 @catalog_app.command("check")
 def catalog_check(
     stack: Annotated[Optional[str], typer.Option("--stack", "-s", help="Check only this stack (default: every stack).")] = None,
+    fmt: Annotated[ReportFormat, _format_option('{"ok", "entries", "platforms", "sources", "stacks": [{"stack", "own", "resolved", '
+                                                '"expired", "groups", "warnings"}]}; a failed check exits 1 with the error on stderr')] = ReportFormat.text,
     project: ProjectOption = None,
 ) -> None:
     """Validate the matrix and every stack against it, with each stack's own catalogs and entries (the same checks, and
@@ -511,6 +566,10 @@ def catalog_check(
             err.print(_escape(check.line()))
         for warning in check.warnings:
             err.print(f"[yellow]warning[/yellow]: {_escape(warning)}")
+    if fmt is ReportFormat.json:
+        from .json_out import catalog_check_json, dump
+
+        _out(dump(catalog_check_json(catalog, checks)))
 
 
 @docs_app.command("matrix")
@@ -610,7 +669,11 @@ def stacks_command(
 
 
 @stacks_app.command("check")
-def stacks_check(project: ProjectOption = None) -> None:
+def stacks_check(
+    fmt: Annotated[ReportFormat, _format_option('{"ok", "stacks", "sharedPolicies": [{"lock", "stacks"}]}; refused stacks exit 1 '
+                                                'with the error on stderr')] = ReportFormat.text,
+    project: ProjectOption = None,
+) -> None:
     """Refuse stacks that write to one Azure Firewall Policy with overlapping priority bands or the same group names."""
     from .fleet import check_fleet, fleet
 
@@ -619,6 +682,10 @@ def stacks_check(project: ProjectOption = None) -> None:
     shared = sorted({s.lock for s in stacks if s.shares_with})
     _err().print(
         f"ok: {len(stacks)} stacks; {len(shared)} shared {'policy' if len(shared) == 1 else 'policies'}, each stack in its own band")
+    if fmt is ReportFormat.json:
+        from .json_out import dump, stacks_check_json
+
+        _out(dump(stacks_check_json(stacks)))
 
 
 class ProbeFormat(str, Enum):
