@@ -58,7 +58,8 @@ if "azure" in plans:
     from components.azure_policy_reader import policy_provider, read_existing_policy
     from components.azure_subscription import check_default_subscription
     from egress.targets.azure import fqdn_tag_members
-    from egress.targets.azure.policy import check_existing_policy
+    from egress.hub_facts import declared_hub_facts, stack_file_label
+    from egress.targets.azure.policy import judge_existing_policy
 
     azure = plans["azure"]
     try:
@@ -68,11 +69,17 @@ if "azure" in plans:
         raise pulumi.RunError(f"{type(exc).__name__}: Pulumi config of stack '{stack}': {exc}") from None
     provider = policy_provider("egress", azure.policy)
     if azure.policy.existing_id:
-        # A shared hub policy is read and judged before anything is written to it.
+        # A shared hub policy is read and judged before anything is written to it; offline (nothing read) its declared facts.
         try:
-            check_existing_policy(azure, read_existing_policy(azure.policy, provider), requirements, fqdn_tag_members(catalog, requirements))
+            declared = declared_hub_facts(profile, ROOT, stack_file_label(stack))
+            notes, warnings = judge_existing_policy(azure, declared, read_existing_policy(azure.policy, provider, declared), requirements,
+                                                    fqdn_tag_members(catalog, requirements))
         except EgressError as exc:
             raise pulumi.RunError(f"{type(exc).__name__}: Pulumi config of stack '{stack}': {exc}") from None
+        for note in notes:  # each fact and where it came from (read, declared in the stack file, an export file)
+            pulumi.log.info(note)
+        for warning in warnings:
+            pulumi.log.warn(warning)
     firewall = AzureFirewallEgress("egress", azure, resource_group_name=profile.azure_resource_group, location=profile.location,
                                    policy_provider=provider, protect=protect)
     firewall_components.append(firewall)

@@ -9,6 +9,8 @@ from egress.targets.aws.policy import ExistingFirewallPolicy
 
 def read_existing_policy(arn: str) -> ExistingFirewallPolicy:
     found = aws.networkfirewall.get_firewall_policy(arn=arn)
+    if not found.firewall_policies:  # the offline preview's mocks answer nothing: nothing was read, nothing is known
+        return ExistingFirewallPolicy(arn=arn)
     (policy,) = found.firewall_policies
     engine = policy.stateful_engine_options[0] if policy.stateful_engine_options else None
     return ExistingFirewallPolicy(

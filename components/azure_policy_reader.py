@@ -14,7 +14,7 @@ from pulumi_azure_native import network
 
 from components.engine_values import engine_numbers
 from egress.targets.azure.plan import PolicyPlan
-from egress.targets.azure.policy import ExistingPolicy
+from egress.targets.azure.policy import FACTS, NO_BASE_POLICY, ExistingPolicy
 
 # The explicit provider does not read the stack's azure-native:* settings (only the default provider does), so the
 # authentication settings are handed on; secrets stay secrets.
@@ -62,11 +62,25 @@ def _groups(resource_group: str, policy_name: str, references: Any, opts: pulumi
     return groups
 
 
-def read_existing_policy(policy: PolicyPlan, provider: Optional[pulumi.ProviderResource]) -> ExistingPolicy:
-    """The policy's DNS proxy, its rule collection groups' priorities and its base policy's rules."""
-    assert policy.resource_group and policy.name
+def _answered(found: Any) -> bool:
+    """A real read answers with the policy (its id at least); the offline preview's mocks answer nothing: then nothing
+    was read, and no fact may be made of the empty answer (no dnsSettings would otherwise read as 'proxy off')."""
+    return any(value is not None for value in (found.id, found.name, found.rule_collection_groups, found.dns_settings, found.base_policy))
+
+
+def read_existing_policy(policy: PolicyPlan, provider: Optional[pulumi.ProviderResource],
+                         declared: Optional[ExistingPolicy] = None) -> ExistingPolicy:
+    """The policy's DNS proxy, its rule collection groups' priorities and its base policy's rules, read with invokes.
+    Where the read answers nothing (offline), the ``declared`` facts (egress/hub_facts.py), unknown where not declared:
+    online the read is the source of truth (``egress.targets.azure.policy.judge_existing_policy`` warns where a
+    declaration disagrees with it)."""
+    assert policy.resource_group and policy.name and policy.existing_id
+    declared = declared or ExistingPolicy(policy_id=policy.existing_id)
     opts = pulumi.InvokeOptions(provider=provider)
     found = network.get_firewall_policy(resource_group_name=policy.resource_group, firewall_policy_name=policy.name, opts=opts)
+    if not _answered(found):
+        return declared
+    source = "read from the policy"
     groups = {g.name: int(g.priority) for g in _groups(policy.resource_group, policy.name, found.rule_collection_groups, opts)}
     base_id = _get(found.base_policy, "id")
     parent: tuple[dict[str, Any], ...] = ()
@@ -76,4 +90,6 @@ def read_existing_policy(policy: PolicyPlan, provider: Optional[pulumi.ProviderR
         parent = tuple({"name": g.name, "properties": {"priority": int(g.priority), "ruleCollections": engine_numbers(list(g.rule_collections or []))}}
                        for g in _groups(base_rg, base_name, base.rule_collection_groups, opts))
     # No dnsSettings on a policy means the proxy is off (Azure's default).
-    return ExistingPolicy(dns_proxy=bool(_get(found.dns_settings, "enableProxy")), base_policy_id=base_id, groups=groups, parent_groups=parent)
+    return ExistingPolicy(policy_id=policy.existing_id, dns_proxy=bool(_get(found.dns_settings, "enableProxy")),
+                          base_policy_id=base_id or NO_BASE_POLICY, groups=groups, parent_groups=parent,
+                          sources={fact: source for fact in FACTS})

@@ -169,12 +169,17 @@ def render_command(
         raise EgressError(f"{proj.stack_file(stack)}: stack '{stack}' lists no targets (egress-matrix:targets). "
                           f"Fix: add them to the stack, or pass --target {'|'.join(TARGETS)}")
     plans = {name: TARGETS[name].compile(catalog, profile, reqs, f"{proj.stack_file(stack)}: stack '{stack}'") for name in names}
+    from .hub_facts import judge_offline
+
+    hub_notes, hub_warnings = judge_offline(plans, catalog, profile, reqs, proj.root, stack)  # an existing policy, as preview judges it
     files = {path: text for name, plan in plans.items() for path, text in TARGETS[name].render(plan).items()}
     written = write_output(out, files, names, proj.root)  # everything compiles before anything is written
     err = _err()
     for name, plan in plans.items():
         head, *details = TARGETS[name].summary(plan).split("\n")
         err.print(_escape("\n".join([f"wrote {head} to {out / name}", *details])))
+    for line in [*(f"note: {n}" for n in hub_notes), *(f"warning: {w}" for w in hub_warnings)]:
+        err.print(_escape(line))
     for note in written.kept:
         err.print(_escape(note))
     if fmt is ReportFormat.json:

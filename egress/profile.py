@@ -272,6 +272,19 @@ class Profile(BaseModel):
     azure_fqdn_tag: bool = Field(False, alias="azureFqdnTag", description="Allow core AKS through the AzureKubernetesService FQDN tag (add-on endpoints stay explicit).")
     azure_priority_base: int = Field(1000, alias="azurePriorityBase", ge=400, le=64000, description="Priority of the first rule collection group; each platform band adds 100.")
     azure_existing_priorities: tuple[int, ...] = Field((), alias="azureExistingPriorities", description="Priorities of rule collection groups already on the policy (must not clash).")
+    # What the stack knows of the existing policy (azurePolicyId), judged offline where the policy cannot be read (egress/hub_facts.py).
+    azure_hub_dns_proxy: Optional[bool] = Field(None, alias="azureHubDnsProxy",
+                                                description="With azurePolicyId: the existing policy's DNS proxy (dnsSettings.enableProxy) as the hub team has it; "
+                                                            "offline previews judge it, online the policy as read wins (a disagreement is warned).")
+    azure_hub_base_policy_id: Optional[str] = Field(None, alias="azureHubBasePolicyId", pattern=f"^(?:{_POLICY_ID[1:-1]}|none)$",
+                                                    description="With azurePolicyId: the existing policy's base (parent) policy, its resource id, or none.")
+    azure_hub_groups: Optional[tuple[str, ...]] = Field(None, alias="azureHubGroups", examples=["hub-platform=100"],
+                                                        description="With azurePolicyId: the rule collection groups already on the existing policy, as "
+                                                                    "name=priority ([] when there are none).")
+    azure_hub_exports: tuple[str, ...] = Field((), alias="azureHubExports", examples=["hub/fwp-hub.json"],
+                                               description="With azurePolicyId: JSON files (relative to the project root) the hub team exported: `az network firewall "
+                                                           "policy show` of the policy, `az network firewall policy rule-collection-group list` of the policy and of "
+                                                           "its base policy; offline previews judge what they hold.")
     azure_ip_groups: bool = Field(True, alias="azureIpGroups", description="Create one IP Group per role and source group and use it as the rule source (else source CIDRs inline).")
     azure_ip_group_ids: tuple[str, ...] = Field((), alias="azureIpGroupIds", description="Existing IP Groups to use as a role's or source group's source, as role=<IP Group resource id> or group=<id> (that one's IP Group is then not created).")
     azure_firewall_tier: Literal["Standard", "Premium"] = Field("Standard", alias="azureFirewallTier",
@@ -440,6 +453,20 @@ class Profile(BaseModel):
             if not sep or not re.fullmatch(GROUP_NAME, role) or not _IP_GROUP_ID.fullmatch(resource_id):  # a role or a source group
                 raise AddressError(f"'{value}' is not role=<IP Group resource id> (or group=<id>)",
                                    "write e.g. 'nodes=/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/ipGroups/<name>'")
+        return values
+
+    @field_validator("azure_hub_groups")
+    @classmethod
+    def _hub_groups(cls, values: Optional[tuple[str, ...]]) -> Optional[tuple[str, ...]]:
+        names = set()
+        for value in values or ():
+            name, sep, priority = value.partition("=")
+            if not sep or not re.fullmatch(r"[A-Za-z0-9][-\w.]{0,79}", name) or not re.fullmatch(r"[1-9][0-9]{2,4}", priority) or not 100 <= int(priority) <= 65000:
+                raise AddressError(f"'{value}' is not <rule collection group name>=<priority>",
+                                   "write e.g. 'hub-platform=100': a group on the policy and its priority, 100-65000")
+            if name in names:
+                raise AddressError(f"rule collection group '{name}' is given twice", "give each group once")
+            names.add(name)
         return values
 
     @field_validator("aws_rule_group_capacities")

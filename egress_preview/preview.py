@@ -171,6 +171,8 @@ def summary_lines(result: PreviewResult) -> list[str]:
                          f"({c.rules_checked} rules checked, {c.extra} allowed beyond the matrix)")
         # else: the kubernetes target deploys no egress proxy, only the cluster's proxy settings: the line below says what is unverified
     lines.extend(line if line.startswith(" ") else f"kubernetes: {line}" for line in result.corporate_proxy)
+    for note in recorded.notes:
+        lines.append(f"note: {note}")
     for warning in recorded.warnings:
         lines.append(f"warning: {warning}")
     counts = Counter((v.level, v.severity) for v in result.violations)

@@ -52,6 +52,7 @@ class Recorded:
     outputs: dict[str, Any] = field(default_factory=dict)  # stack outputs
     secret_outputs: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # pulumi.log.info: e.g. each fact of a hub policy and where it came from
     config: dict[str, str] = field(default_factory=dict)
     secret_keys: tuple[str, ...] = ()
     phase: str = "up"  # up | preview (run_program)
@@ -85,7 +86,8 @@ class PreviewMocks(pulumi.runtime.Mocks):
     ``phase`` "up": as after a create. "preview": as a provider's preview answers the engine (provider_shapes.py):
     what it computes is unknown on a create, and on an update what it does not keep from ``prior`` (the deployed state:
     an earlier up-phase run's resources); a resource whose state would equal its deployed state is a "same" step.
-    No invoke can reach a cloud offline: reads of existing policies find nothing; the azure-native provider's client
+    No invoke can reach a cloud offline: reads of existing policies find nothing (the program then judges the facts the
+    stack declares, egress/hub_facts.py); the azure-native provider's client
     config answers with the stack's azureSubscriptionId (the subscription check then holds, as with right credentials)."""
 
     def __init__(self, config: dict[str, str], phase: str = "up", prior: Iterable[DeployedResource] = ()):
@@ -223,8 +225,9 @@ resources of an earlier up-phase run, or of its resources.json)."""
         monitor = RecordingMonitor(mocks, recorded)
         pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=phase == "preview", monitor=monitor)
         pulumi.runtime.set_all_config(dict(config), list(secret_keys or []))
-        original_warn = pulumi.log.warn
+        original_warn, original_info = pulumi.log.warn, pulumi.log.info
         pulumi.log.warn = lambda message, *args, **kwargs: warnings.append(str(message))  # type: ignore[assignment]
+        pulumi.log.info = lambda message, *args, **kwargs: recorded.notes.append(str(message))  # type: ignore[assignment]
         def program() -> None:  # returns nothing: the SDK would otherwise wrap and await the program's globals
             runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
 
@@ -236,7 +239,7 @@ resources of an earlier up-phase run, or of its resources.json)."""
         except pulumi.RunError as exc:
             raise ProgramError(f"stack '{stack}': {exc}") from None
         finally:
-            pulumi.log.warn = original_warn  # type: ignore[assignment]
+            pulumi.log.warn, pulumi.log.info = original_warn, original_info  # type: ignore[assignment]
         root = settings.get_root_resource()
         outputs = dict(getattr(root, "outputs", {}) or {})
         # Serialised once, as the engine would receive them (secrets marked), rather than lifting every leaf into an Output.

@@ -9,6 +9,7 @@ another priority than the plan's (references written before priorities were fixe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from .plan import AwsCompileError, AwsPlan
 
@@ -17,10 +18,12 @@ DROPPING = ("aws:drop_established", "aws:drop_strict")
 
 @dataclass(frozen=True)
 class ExistingFirewallPolicy:
+    """What was read of the policy; ``None`` fields: not read (offline, where the invoke answers nothing)."""
+
     arn: str
-    rule_order: str  # STRICT_ORDER | DEFAULT_ACTION_ORDER ('' when the policy does not say: AWS's default, action order)
-    default_actions: tuple[str, ...]
-    references: tuple[tuple[str, int], ...]  # (rule group ARN, priority)
+    rule_order: Optional[str] = None  # STRICT_ORDER | DEFAULT_ACTION_ORDER ('' when the policy does not say: AWS's default, action order)
+    default_actions: Optional[tuple[str, ...]] = None
+    references: Optional[tuple[tuple[str, int], ...]] = None  # (rule group ARN, priority)
 
 
 def _ours(arn: str, group: str) -> bool:
@@ -29,7 +32,12 @@ def _ours(arn: str, group: str) -> bool:
 
 
 def check_existing_policy(plan: AwsPlan, policy: ExistingFirewallPolicy) -> list[str]:
-    """Errors raise AwsCompileError; the warnings are returned for the program to log."""
+    """Errors raise AwsCompileError; the warnings are returned for the program to log. Nothing read (offline): what
+    could not be checked, as warnings; an unread policy is never judged as if it had no rule order or references."""
+    if policy.rule_order is None or policy.default_actions is None or policy.references is None:
+        ours = ", ".join(str(g.priority) for g in sorted(plan.rule_groups, key=lambda g: g.priority))
+        return [f"firewall policy {policy.arn}: not read offline; its rule order (it must be STRICT_ORDER), its default actions and "
+                f"whether priorities {ours} (this stack's) are free are checked when `pulumi preview` or `pulumi up` reads it"]
     if policy.rule_order != "STRICT_ORDER":
         raise AwsCompileError(f"firewall policy {policy.arn} uses rule order {policy.rule_order or 'DEFAULT_ACTION_ORDER'}; the rule groups "
                               "are STRICT_ORDER and only a STRICT_ORDER policy may reference them (a policy's rule order cannot be changed). "
