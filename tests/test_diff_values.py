@@ -139,3 +139,16 @@ def test_egress_diff_of_the_openshift_stack_end_to_end(repo, run_cli):
     assert document["operator"]["statusNoProxy"]["added"] == [".internal.example.com"]
     assert document["notVerifiedOffline"][0].startswith("path through the corporate proxy not verified offline")
     assert document["summary"]["resourcesChanged"] == 1 and document["summary"]["blocking"] == 0
+
+
+def test_the_json_form_carries_dangers_and_replacements():
+    group = {"type": "aws:networkfirewall/ruleGroup:RuleGroup", "name": "egress-ocp-nodes-rules", "urn": "g", "protect": True,
+             "props": {"capacity": 100, "ruleGroup": {}}}
+    bigger = {**group, "props": {"capacity": 200, "ruleGroup": {}}}
+    document = json.loads(json.dumps(diff_json("kkp-aws", "main", compare(snap([group]), snap([bigger])))))
+    [changed] = document["resources"]["changed"]
+    assert changed["replacement"] == ["capacity: 100 -> 200"]
+    assert changed["fields"] == [{"path": "capacity", "change": "value", "old": "100", "new": "200"}]
+    [danger] = document["dangers"]
+    assert danger["kind"] == "replace" and danger["blocks"] is True and danger["message"].startswith("replaces the Network Firewall rule group")
+    assert document["summary"]["replaced"] == 1 and document["summary"]["blocking"] == 1

@@ -43,9 +43,9 @@ def objects(plan: KubernetesPlan) -> list[tuple[dict, bool]]:
 
 
 def file_name(obj: dict) -> str:
-    """One file per object, named so that no two objects share one: a kind is one word (no '-' or '.'), and a namespace
-    is a DNS label (no '.'), so the kind ends at the first '-' and the namespace at the next '.'; a name may hold '-'
-    and '.'. The old names (``<kind>-_cluster-<name>.yaml``, ``<kind>-<namespace>-<name>.yaml``) could collide: ConfigMap
+    """One file per object, named so that no two objects share one: every kind rendered here is one CamelCase word (no
+    '-' or '.'), and a namespace is a DNS label (no '.'; kubernetes.io, "Object Names and IDs"), so the kind ends at the
+    first '-' and the namespace at the next '.'; a name may hold '-' and '.'. The old names (``<kind>-_cluster-<name>.yaml``, ``<kind>-<namespace>-<name>.yaml``) could collide: ConfigMap
     'b-c' in namespace 'a' and ConfigMap 'c' in namespace 'a-b'."""
     meta = obj["metadata"]
     namespace = meta.get("namespace")
