@@ -670,7 +670,9 @@ def stacks_command(
     elif fmt is StacksFormat.github_output:
         _out(github_output(doc))
     else:
-        _out("\n".join(table_lines(select(stacks, list(only or []), known))) + "\n")
+        from .tables import fit_lines, terminal_width
+
+        _out("\n".join(fit_lines(table_lines(select(stacks, list(only or []), known)), terminal_width())) + "\n")
 
 
 @stacks_app.command("check")
@@ -735,7 +737,14 @@ def probe_command(
         _out(json.dumps(plan, indent=2) + "\n")
         return
     report = run_plan(plan)
-    _out(json.dumps(report, indent=2) + "\n" if fmt is ProbeFormat.json else markdown(report) if fmt is ProbeFormat.md else table(report))
+    if fmt is ProbeFormat.table:
+        from .tables import fit_lines, terminal_width
+
+        lines = table(report).splitlines()  # the agent's own table (it runs in the Job too), fitted here: DETAIL wraps under itself
+        detail = lines[0].find("DETAIL") if lines else -1
+        _out("\n".join(fit_lines(lines, terminal_width(), column=detail if detail > 0 else None)) + "\n")
+    else:
+        _out(json.dumps(report, indent=2) + "\n" if fmt is ProbeFormat.json else markdown(report))
     if not report["ok"]:
         failed = f"{report['counts']['failed']} check(s) failed (listed above)" if report["counts"]["failed"] else ""
         unproven = "enforcement NOT proven: no near miss was conclusively denied" if report["enforcement"] == "not proven" else ""

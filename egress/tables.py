@@ -210,3 +210,23 @@ def _hanging(label: str, text: str, width: int, indent: int) -> list[str]:
     if len(lead) > hang:  # a long label gets its own line
         return [lead.rstrip(), *(" " * hang + line for line in [first, *rest])]
     return [lead + first, *(" " * hang + line for line in rest)]
+
+
+def fit_lines(lines: Sequence[str], width: Optional[int], column: Optional[int] = None) -> list[str]:
+    """Report lines fitted to ``width``: a longer line is wrapped, its continuation indented 4 more than the line, or,
+    with ``column`` (where a table's last, free-text column starts), the text from that column on wrapped under it."""
+    if width is None:
+        return list(lines)
+    out: list[str] = []
+    for line in lines:
+        if cell_width(line) <= width:
+            out.append(line)
+        elif column is not None and width - column >= 30 and line[:column].strip() and not line[column - 1:column].strip():
+            first, *rest = wrap(line[column:], width - column)
+            out.extend([line[:column] + first, *(" " * column + piece for piece in rest)])
+        else:
+            indent = len(line) - len(line.lstrip(" "))
+            first, *rest = wrap(line.strip(), max(width - indent, 1))
+            out.append(" " * indent + first)
+            out.extend(" " * (indent + 4) + piece for piece in wrap(" ".join(rest), max(width - indent - 4, 1)) if rest)
+    return out

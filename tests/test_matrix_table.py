@@ -102,3 +102,34 @@ def test_the_layouts_degrade_in_order():
     for lines, width in ((middle, 40), (narrow, 20)):
         assert max(cell_width(line) for line in lines) <= width
         assert squeezed(" ".join(lines)).count(squeezed(rows[0][2])) == 1
+
+
+@pytest.mark.parametrize("width", [60, 100])
+def test_egress_stacks_fits_the_width_and_keeps_every_word(run_cli, monkeypatch, width):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    code, wide, err = run_cli("stacks", "--project", str(ROOT))
+    assert code == 0, err
+    monkeypatch.setenv("COLUMNS", str(width))
+    code, out, _ = run_cli("stacks", "--project", str(ROOT))
+    assert code == 0
+    assert max(map(cell_width, wide.splitlines())) > width  # the check means something: unbounded lines are wider
+    assert max(map(cell_width, out.splitlines())) <= width
+    assert squeezed(out) == squeezed(wide)
+    assert [line for line in out.splitlines() if not line.startswith(" ")][0].startswith("aks-china ")  # stacks still start lines
+
+
+def test_the_probe_table_wraps_its_detail_under_itself():
+    from egress.probe.agent import table
+    from egress.tables import fit_lines
+
+    detail = "TLS ok, the certificate names the host; HTTP 200 from the server after 0.31 s, through the proxy at 10.0.0.5:3128"
+    report = {"results": [{"check": "https mcr.microsoft.com:443", "expect": "allow", "status": "ok", "via": "proxy",
+                           "entries": ["aks-public-mcr"], "detail": detail}],
+              "counts": {"ok": 1, "failed": 0, "inconclusive": 0, "not-probed": 0}, "stack": "dev", "role": "nodes", "ok": True,
+              "enforcement": "proven"}
+    lines = table(report).splitlines()
+    column = lines[0].index("DETAIL")
+    fitted = fit_lines(lines, 100, column=column)
+    assert max(map(cell_width, fitted)) <= 100
+    assert fitted[1].startswith(lines[1][:column]) and fitted[2].startswith(" " * column) and fitted[2][column] != " "
+    assert squeezed(" ".join(fitted)) == squeezed(" ".join(lines))
