@@ -152,3 +152,9 @@ def test_the_json_form_carries_dangers_and_replacements():
     [danger] = document["dangers"]
     assert danger["kind"] == "replace" and danger["blocks"] is True and danger["message"].startswith("replaces the Network Firewall rule group")
     assert document["summary"]["replaced"] == 1 and document["summary"]["blocking"] == 1
+
+
+def test_multi_line_text_shows_the_lines_added_and_removed_even_when_long():
+    old = "\n".join(f"acl a{i} dstdomain h{i}.example.com" for i in range(20_000))
+    [change] = changes({"data": {"squid.conf": old}}, {"data": {"squid.conf": old.replace("acl a7 ", "acl b7 ") + "\nacl z dstdomain z.example.com"}})
+    assert change.line() == "~ data.squid.conf: +acl b7 dstdomain h7.example.com, acl z dstdomain z.example.com; -acl a7 dstdomain h7.example.com"
