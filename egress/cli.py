@@ -113,32 +113,25 @@ def matrix_command(
 ) -> None:
     """Show the stack's resolved requirements: entry, feature, role, destination, protocol, ports, level, purpose, citation.
     The table fits the terminal ($COLUMNS, else its width; unbounded into a pipe); json, csv and md are for scripts."""
-    from . import render
-    from .exports import allowlist_exports
-    from .noproxy import openshift_no_proxy
+    from .matrix_cache import cached
 
     proj = _project(project)
     stack = _stack(proj, stack)
-    catalog, profile, reqs = proj.requirements(stack)
-    _warn_expiry(catalog)
-    extras = {}
-    if "openshift" in profile.platforms and profile.openshift_platform:
-        # What OpenShift will bypass the proxy for (status.noProxy), so a firewall team sees the whole picture.
-        extras["openshiftNoProxy"] = openshift_no_proxy(catalog, profile)
-    exports = allowlist_exports(catalog, profile)
-    if exports:
-        extras["allowlistExports"] = exports
-    if fmt is MatrixFormat.json:
-        _out(render.requirements_json(stack, reqs, extras))
-    elif fmt is MatrixFormat.csv:
-        _out(render.requirements_csv(reqs))
-    elif fmt is MatrixFormat.md:
-        _out(render.requirements_markdown(stack, reqs))
-    else:
-        from .matrix_table import matrix_table
+    width = None
+    if fmt is MatrixFormat.table:
         from .tables import terminal_width
 
-        _out(matrix_table(stack, catalog, reqs, extras, terminal_width()))
+        width = terminal_width()
+
+    def compute() -> tuple[str, list[str]]:
+        from .matrix_output import matrix_output
+
+        return matrix_output(proj, stack, fmt.value, width)
+
+    text, warnings = cached([str(proj.root), "matrix", stack, fmt.value, width], compute)  # a repeat skips the imports
+    for warning in warnings:
+        _err().print(f"[yellow]warning[/yellow]: {_escape(warning)}")
+    _out(text)
 
 
 # The targets' names without importing the targets (start-up); tests/test_cli_startup.py checks they are TARGETS' keys.

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .catalog import load_catalog
-from .catalog.own import stack_catalog
 from .errors import ProjectError
-from .models import Catalog, Requirement
-from .profile import Profile, load_profile
-from .resolve import resolve
+
+if TYPE_CHECKING:
+    from .models import Catalog, Requirement
+    from .profile import Profile
+
+# The catalog, the stack profile (pydantic models) and resolve are imported by the methods that use them: finding the
+# project and listing its stacks must stay cheap (egress --help, a cached egress matrix: tests/test_cli_startup.py).
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class Project:
         return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in self.stacks_dir.glob("Pulumi.*.yaml"))
 
     def catalog(self) -> Catalog:
+        from .catalog import load_catalog
+
         return load_catalog(self.matrix_dir)
 
     def profile(self, stack: str) -> Profile:
@@ -38,13 +43,19 @@ class Project:
         if not path.is_file():
             known = ", ".join(self.stacks()) or "(none)"
             raise ProjectError(f"{path}: stack '{stack}' not found. Fix: use one of: {known}, or create {path.name} in {self.stacks_dir}")
+        from .profile import load_profile
+
         return load_profile(path, stack)
 
     def stack_catalog(self, stack: str, profile: Profile) -> Catalog:
         """The vendor matrix plus the stack's own catalogs (egress/catalog/own.py)."""
+        from .catalog.own import stack_catalog
+
         return stack_catalog(self.catalog(), profile, self.root, self.stack_file(stack), stack)
 
     def requirements(self, stack: str) -> tuple[Catalog, Profile, tuple[Requirement, ...]]:
+        from .resolve import resolve
+
         profile = self.profile(stack)
         catalog = self.stack_catalog(stack, profile)
         return catalog, profile, resolve(catalog, profile, self.stack_file(stack), stack)

@@ -35,7 +35,7 @@ MODELS = ("pydantic", "egress.models", "egress.profile", "egress.catalog", "yaml
 
 def loaded(*args: str, env: dict | None = None) -> set[str]:
     result = subprocess.run([sys.executable, "-c", PROBE, json.dumps(list(args))], cwd=ROOT, capture_output=True, text=True,
-                            env={**os.environ, "COLUMNS": "100", **(env or {})}, timeout=120)
+                            env={**os.environ, "COLUMNS": "100", "EGRESS_NO_CACHE": "1", **(env or {})}, timeout=120)
     assert result.returncode == 0, result.stderr
     return set(json.loads(result.stdout.strip().splitlines()[-1]))
 
@@ -105,3 +105,12 @@ def test_known_regions_ask_a_session_where_other_data_may_apply(monkeypatch, tmp
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / ".aws" / "models").mkdir(parents=True)
     assert aws_regions._bundled_endpoints() is None
+
+
+def test_a_cached_matrix_imports_no_models(tmp_path):
+    """A repeat served by egress/matrix_cache.py loads neither pydantic's models nor the catalog (tests/test_cli_startup_cache.py
+    shows it prints the same)."""
+    env = {"EGRESS_NO_CACHE": "", "XDG_CACHE_HOME": str(tmp_path)}
+    assert "egress.models" in loaded("matrix", "--stack", "dev", env=env)
+    modules = loaded("matrix", "--stack", "dev", env=env)
+    assert under(modules, ("egress.models", "egress.profile", "egress.catalog", "egress.resolve", "egress.matrix_table", "rich")) == []
