@@ -11,7 +11,8 @@ Why it is safe (a hit prints exactly what a fresh run would):
   Python installation (covered by the distributions' versions) and this package's bytecode; a hit re-reads each file
   (SHA-256) and each directory listing and must find them all unchanged. A missing, unreadable or changed one is a miss.
 - Only a run that printed no warning and raised no error is stored; errors are never cached. Output is stored as printed
-  (redacted), in a directory only the user can read. Off under pytest and with EGRESS_NO_CACHE=1.
+  (redacted), in a directory only the user can read, the newest KEEP entries kept. Off under pytest and with
+  EGRESS_NO_CACHE=1.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 VERSION = 1
+KEEP = 64  # entries kept (newest first): one per stack, format and width in use, and a few older states
 PACKAGE = Path(__file__).resolve().parent
 _recording: Optional[dict[str, set[str]]] = None
 _hooked = False
@@ -139,5 +141,13 @@ def _store(path: Path, output: str, recorded: dict[str, set[str]]) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(entry, handle)
         os.replace(temporary, path)
+        _prune(path.parent)
     except OSError:
         pass  # a read-only home: no cache, same output
+
+
+def _prune(folder: Path) -> None:
+    """Keep the KEEP newest entries: every change of an input or of the code leaves an entry nothing will hit again."""
+    entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in entries[KEEP:]:
+        old.unlink(missing_ok=True)

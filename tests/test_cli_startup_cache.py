@@ -107,3 +107,18 @@ def test_the_code_version_follows_every_source_file(tmp_path, monkeypatch):
     before = matrix_cache.code_version()
     (package / "resolve.py").write_text((package / "resolve.py").read_text() + "\n# changed\n")
     assert matrix_cache.code_version() != before
+
+
+def test_only_the_newest_entries_are_kept(tmp_path, monkeypatch):
+    folder = tmp_path / "egress-matrix" / "matrix"
+    folder.mkdir(parents=True)
+    for n in range(matrix_cache.KEEP + 10):
+        old = folder / f"{n:064x}.json"
+        old.write_text("{}")
+        os.utime(old, (1_000_000 + n, 1_000_000 + n))
+    monkeypatch.setattr(matrix_cache, "enabled", lambda: True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert matrix_cache.cached(["y"], lambda: ("text", [])) == ("text", [])
+    kept = sorted(p.name for p in folder.glob("*.json"))
+    assert len(kept) == matrix_cache.KEEP
+    assert f"{0:064x}.json" not in kept and f"{matrix_cache.KEEP + 9:064x}.json" in kept  # the oldest went first
