@@ -24,6 +24,8 @@ from .init_text import stack_text
 from .models import CLOUD_VARIANTS, Catalog, OpenShiftPlatform
 from .profile import CLUSTER_NAME_PATTERN, PROJECT, SECRET_KEYS, declared_settings
 from .project import Project
+from .spellings import azure_location, openshift_platform
+from .suggest import closest, did_you_mean
 
 TARGET_NAMES = ("azure", "aws", "kubernetes")
 # `az cloud list` names -> the cloud variants of the matrix
@@ -68,11 +70,12 @@ def parse_sets(items: list[str], where: str) -> dict[str, Any]:
         key = key.removeprefix(f"{PROJECT}:")
         if not sep or not key:
             raise InitError(f"{where}: --set '{item}': not KEY=VALUE. Fix: write e.g. --set datadogSite=datadoghq.eu")
-        if key in SECRET_KEYS:
-            raise InitError(f"{where}: --set '{key}=(hidden)': {key} is a secret and never sits in a stack file. "
-                            f"Fix: after init, run: pulumi config set --secret {PROJECT}:{key} '<value>'")
+        secret = key if key in SECRET_KEYS else closest(key, SECRET_KEYS) if key not in known else None
+        if secret:  # 'proxy_credentials' is proxyCredentials: a secret, whatever the spelling
+            raise InitError(f"{where}: --set '{key}=(hidden)': {secret} is a secret and never sits in a stack file. "
+                            f"Fix: after init, run: pulumi config set --secret {PROJECT}:{secret} '<value>'")
         if key not in known:
-            raise InitError(f"{where}: --set '{key}': not a stack setting. Fix: {_did_you_mean(key, [k for k in known if k not in SECRET_KEYS])}")
+            raise InitError(f"{where}: --set '{key}': not a stack setting. Fix: {_did_you_mean(key, known)}")
         try:
             values[key] = yaml.safe_load(text) if text.strip() else text
         except yaml.YAMLError:
@@ -178,6 +181,7 @@ def init_stack(project: Project, answers: Answers, ask: Optional[Asker]) -> Writ
     if not _STACK_NAME.fullmatch(stack):
         raise InitError(f"egress init: stack name '{stack}': Pulumi stack names hold letters, digits, '-', '_' and '.'. Fix: choose e.g. 'aks-payments'")
     answers.stack = stack
+    _stacks_folder(project, create=False)  # before any question: a stacks/ init cannot write into is said first
     path = project.stack_file(stack)
     where = str(path.relative_to(project.root))
     if path.exists() and not answers.force:
@@ -303,6 +307,7 @@ def _on_policy(project: Project, stack: str, policy: str) -> bool:
 def _write(project: Project, stack: str, text: str, later: tuple[str, ...], force: bool) -> Written:
     """Write to a hidden file beside it, then link it in (never over a file another process just wrote) or, with --force,
     rename it over the old one."""
+    _stacks_folder(project, create=True)
     path = project.stack_file(stack)
     temporary = path.with_name(f".{path.name}.init-{os.getpid()}")
     temporary.write_text(text, encoding="utf-8")
@@ -323,6 +328,31 @@ def _write(project: Project, stack: str, text: str, later: tuple[str, ...], forc
     return Written(path, later, replaced)
 
 
+def _stacks_folder(project: Project, create: bool) -> None:
+    """stacks/ as a folder init can write into, made when missing (a new project has none). A file there, or a symbolic
+    link to no folder, is refused: init never creates a folder through a link, nor replaces what stands there. A link to
+    an existing folder is the project's stacks/ as every command reads it."""
+    folder = project.stacks_dir
+    fix = "move it aside and run egress init again (init then creates the folder stacks/), or make stacks/ a folder yourself"
+    for _ in range(2):
+        if folder.is_dir():
+            return
+        if folder.is_symlink():
+            raise InitError(f"{folder.name}/: a symbolic link to {os.readlink(folder)}, which is no folder; egress init writes the stack file "
+                            f"into stacks/ and does not create folders through a link. Fix: {fix}")
+        if folder.exists():
+            raise InitError(f"{folder.name}/: not a folder (a file); egress init writes the stack file into stacks/. Fix: {fix}")
+        if not create:
+            return
+        try:
+            folder.mkdir()  # not parents: the project root exists; mkdir never follows a link that appeared meanwhile
+        except FileExistsError:
+            continue  # made meanwhile: judged again
+        except OSError as exc:
+            raise InitError(f"{folder.name}/: cannot create the folder ({exc.strerror}). Fix: create stacks/ in the project yourself") from None
+        return
+
+
 def _cloud(value: str, where: str) -> str:
     text = value.strip().lower().replace(" ", "")
     if text in CLOUD_VARIANTS:
@@ -333,7 +363,7 @@ def _cloud(value: str, where: str) -> str:
 
 
 def _location(catalog: Catalog, value: str, cloud: str, where: str) -> str:
-    text = value.strip().lower().replace(" ", "")  # the portal's display name ('West Europe') is the programmatic one spaced
+    text = azure_location(value)  # the portal's display name ('West Europe') is the programmatic one spaced
     names = [location.name for location in catalog.azure_locations.get(cloud, ())]
     if text in names:
         return text
@@ -341,20 +371,16 @@ def _location(catalog: Catalog, value: str, cloud: str, where: str) -> str:
 
 
 def _openshift_platform(value: str, where: str) -> str:
+    name = openshift_platform(value)  # install-config writes them in lower case (vsphere, baremetal)
     types = get_args(OpenShiftPlatform)
-    by_lower = {name.lower(): name for name in types}  # install-config writes them in lower case (vsphere, baremetal)
-    if value.strip().lower() in by_lower:
-        return by_lower[value.strip().lower()]
+    if name in types:
+        return name
     raise InitError(f"{where}: --openshift-platform '{value}': not an OpenShift platform type. Fix: {_did_you_mean(value, types)}")
 
 
 def _did_you_mean(value: str, choices) -> str:
-    choices = list(choices)
-    close = difflib.get_close_matches(value.lower(), [c.lower() for c in choices], n=1, cutoff=0.6)
-    exact = {c.lower(): c for c in choices}
-    hint = f"did you mean '{exact[close[0]]}'? " if close else ""
-    shown = ", ".join(choices[:12]) + (", ..." if len(choices) > 12 else "")
-    return f"{hint}use one of: {shown}"
+    """egress/suggest.py's suggestion (the one every message makes), secrets left out of the choices."""
+    return did_you_mean(value, [c for c in choices if c not in SECRET_KEYS], limit=12)
 
 
 def _needs(asks: list[Ask]) -> str:

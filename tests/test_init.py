@@ -185,3 +185,62 @@ def test_a_secret_given_to_init_never_reaches_the_output(case, project_copy, run
 
 def test_the_corpus_has_init_cases_with_absent():
     assert len(_corpus_cases_with_absent()) == 2
+
+
+# -- a project without stacks/ (review of issue 22, item 7) ------------------------------------------------------------
+def _without_stacks(project):
+    import shutil
+
+    shutil.rmtree(project / "stacks")
+    return project
+
+
+def test_init_creates_stacks_in_a_new_project(project_copy, run_cli):
+    project = _without_stacks(project_copy)
+    code, out, err = _init(run_cli, project, "t1", *COMBINATIONS["aks-public-azure"])
+    assert code == 0, err  # was a FileNotFoundError traceback
+    assert (project / "stacks").is_dir() and not (project / "stacks").is_symlink()
+    assert sorted(p.name for p in (project / "stacks").iterdir()) == ["Pulumi.t1.yaml"]
+
+
+@pytest.mark.parametrize("kind", ["dangling link", "file"])
+def test_init_refuses_a_stacks_that_is_no_folder(project_copy, run_cli, tmp_path_factory, kind):
+    project = _without_stacks(project_copy)
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "stacks"
+    if kind == "file":
+        (project / "stacks").write_text("not a folder\n")
+    else:
+        (project / "stacks").symlink_to(elsewhere)
+    code, out, err = _init(run_cli, project, "t1", "-p", "aks", "--location", "westeurope")
+    message = " ".join(err.split())
+    assert code == 1 and out == "" and "Traceback" not in err
+    expected = "stacks/: a symbolic link to" if kind != "file" else "stacks/: not a folder (a file)"
+    assert expected in message and "Fix: move it aside" in message, message
+    assert not elsewhere.exists()  # no folder created through the link
+    assert (project / "stacks").is_symlink() == (kind != "file")
+
+
+def test_init_writes_through_a_link_to_a_folder(project_copy, run_cli, tmp_path_factory):
+    project = _without_stacks(project_copy)
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (project / "stacks").symlink_to(elsewhere)  # the project's stacks/ as every command reads it
+    code, out, err = _init(run_cli, project, "t1", "-p", "aks", "--location", "westeurope")
+    assert code == 0, err
+    assert (elsewhere / "Pulumi.t1.yaml").is_file()
+
+
+# -- one suggestion rule (egress/suggest.py) and one spelling rule (egress/spellings.py) --------------------------------
+def test_set_a_misspelt_secret_is_the_secret(project_copy, run_cli):
+    code, out, err = _init(run_cli, project_copy, "new-x", "-p", "aks", "--location", "westeurope", "--set", "proxy_credentials=alice:hunter2")
+    message = " ".join(err.split())
+    assert code == 1 and "proxyCredentials is a secret and never sits in a stack file" in message, message
+    assert "proxyReadinessEndpoints" not in message and "hunter2" not in out + err
+
+
+def test_init_suggests_as_every_message_does():
+    from egress import init
+    from egress.suggest import did_you_mean
+
+    assert "get_close_matches" not in open(init.__file__).read()  # no copy of its own
+    assert init._did_you_mean("AZURE", init.TARGET_NAMES) == did_you_mean("AZURE", init.TARGET_NAMES, limit=12)
+    assert init._openshift_platform("vsphere", "w") == "VSphere" and init._openshift_platform("BAREMETAL", "w") == "BareMetal"
