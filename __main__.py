@@ -71,7 +71,7 @@ if "azure" in plans:
     if azure.policy.existing_id:
         # A shared hub policy is read and judged before anything is written to it; offline (nothing read) its declared facts.
         try:
-            declared = declared_hub_facts(profile, ROOT, stack_file_label(stack))
+            declared = declared_hub_facts(profile, ROOT, stack_file_label(stack), ours=[g.name for g in azure.groups])
             notes, warnings = judge_existing_policy(azure, declared, read_existing_policy(azure.policy, provider, declared), requirements,
                                                     fqdn_tag_members(catalog, requirements))
         except EgressError as exc:

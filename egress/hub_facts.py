@@ -5,219 +5,138 @@ Offline (``egress preview``, ``egress render``) the policy cannot be read, so th
 unknown (None), never a default. Online the invokes are the source of truth (components/azure_policy_reader.py).
 
 Two ways to declare, each fact carrying where it came from:
-- settings: ``azureHubDnsProxy``, ``azureHubBasePolicyId`` (an id, or ``none``), ``azureHubGroups`` (name=priority), and
-  ``azureExistingPriorities`` (priorities of groups whose names the team does not have);
-- ``azureHubExports``: files holding the JSON the Azure CLI's azure-firewall extension prints. ``az network firewall policy
-  show`` gives the policy's dnsSettings, basePolicy and ruleCollectionGroups (ids); ``az network firewall policy
-  rule-collection-group list`` gives each group's name, priority and ruleCollections. Both print the ARM resource with
-  ``properties`` flattened into the object (aaz ``client_flatten``); the unflattened REST shape is read too. Which policy
-  a file describes is told by the ids in it: the stack's ``azurePolicyId`` (its settings, its groups) or its base policy
-  (whose groups' rules run before the stack's).
+- settings: ``azureHubDnsProxy``, ``azureHubBasePolicyId`` (an id, or ``none``), ``azureHubGroups`` (name=priority of
+  every group on the policy), and ``azureExistingPriorities`` (priorities of groups whose names the team does not have;
+  alone, only some of the groups: the rest stay unknown);
+- ``azureHubExports``: files holding the JSON the Azure CLI prints (egress/hub_exports.py). Which policy a file
+  describes is told by the ids in it: the stack's ``azurePolicyId`` (its settings, its groups) or its base policy
+  (whose groups' rules run before the stack's). Settings and exports are compared as a read is with the settings
+  online (``policy.group_mismatch``): the stack's own groups left out, unnamed priorities matched by value.
 """
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
-from .errors import InputError
+from .hub_exports import SHOW, Groups, HubFactsError, Show, export_path, load_export
 from .profile import Profile
-from .targets.azure.policy import NO_BASE_POLICY, UNNAMED, ExistingPolicy
+from .targets.azure.policy import NO_BASE_POLICY, UNNAMED, ExistingPolicy, group_mismatch
 
-SHOW = "az network firewall policy show --resource-group <rg> --name <policy> -o json"
-LIST = "az network firewall policy rule-collection-group list --resource-group <rg> --policy-name <policy> -o json"
-_POLICY_TYPE = "microsoft.network/firewallpolicies"
-_GROUP_TYPE = "microsoft.network/firewallpolicies/rulecollectiongroups"
-
-
-class HubFactsError(InputError):
-    """An export file or hub declaration that cannot be used (names the file, the field, the value and the fix)."""
-
-
-@dataclass(frozen=True)
-class _Show:
-    policy_id: str
-    dns_proxy: bool
-    base_policy_id: str  # or NO_BASE_POLICY
-    group_names: Optional[frozenset[str]]  # None: the export does not list them
-
-
-@dataclass(frozen=True)
-class _Groups:
-    policy_id: str
-    bodies: tuple[dict[str, Any], ...]  # {"name", "properties": {"priority", "ruleCollections"}}
+__all__ = ["HubFactsError", "declared_hub_facts", "judge_offline", "stack_file_label"]
 
 
 def _same_id(a: str, b: str) -> bool:
     return a.rstrip("/").lower() == b.rstrip("/").lower()  # ARM ids are case-insensitive (resourcegroups vs resourceGroups)
 
 
-def _name(policy_id: str) -> str:
-    return policy_id.rstrip("/").rsplit("/", 1)[-1]  # the policy's name: its full id is in the message's explanation
-
-
-def _props(item: dict[str, Any]) -> dict[str, Any]:
-    nested = item.get("properties")
-    return {**item, **nested} if isinstance(nested, dict) else item
-
-
-def _parse_show(data: dict[str, Any], label: str) -> _Show:
-    item = _props(data)
-    policy_id = item.get("id")
-    if not isinstance(policy_id, str) or "/firewallpolicies/" not in policy_id.lower():
-        raise HubFactsError(label, "", "id", policy_id, "not a Firewall Policy's resource id",
-                            f"write the JSON that `{SHOW}` prints, unedited")
-    dns = item.get("dnsSettings")
-    if dns is not None and not isinstance(dns, dict):
-        raise HubFactsError(label, "", "dnsSettings", dns, "not an object", f"export it again with `{SHOW}`")
-    enable = (dns or {}).get("enableProxy")
-    if enable is not None and not isinstance(enable, bool):
-        raise HubFactsError(label, "", "dnsSettings.enableProxy", enable, "not true or false", f"export it again with `{SHOW}`")
-    base = item.get("basePolicy")
-    base_id = base.get("id") if isinstance(base, dict) else base
-    if base_id is not None and (not isinstance(base_id, str) or "/firewallpolicies/" not in base_id.lower()):
-        raise HubFactsError(label, "", "basePolicy.id", base_id, "not a Firewall Policy's resource id", f"export it again with `{SHOW}`")
-    refs = item.get("ruleCollectionGroups")
-    names = None
-    if refs is not None:
-        if not isinstance(refs, list) or not all(isinstance(r, dict) and isinstance(r.get("id"), str) for r in refs):
-            raise HubFactsError(label, "", "ruleCollectionGroups", refs, "not a list of {id: <group resource id>}",
-                                f"export it again with `{SHOW}`")
-        names = frozenset(r["id"].rstrip("/").rsplit("/", 1)[-1] for r in refs)
-    # No dnsSettings, or no enableProxy in them: the proxy is off (Azure's default), as the invoke's answer says.
-    return _Show(policy_id, bool(enable), base_id or NO_BASE_POLICY, names)
-
-
-def _parse_groups(data: list[Any], label: str) -> _Groups:
-    if not data:
-        raise HubFactsError(label, "", "(document)", [], "an empty list does not say which policy it is of",
-                            "leave it out; for a policy without groups declare egress-matrix:azureHubGroups: []")
-    policies, bodies = set(), []
-    for index, raw in enumerate(data):
-        where = f"group {index + 1}"
-        if not isinstance(raw, dict):
-            raise HubFactsError(label, where, "(group)", raw, "not an object", f"write the JSON that `{LIST}` prints, unedited")
-        item = _props(raw)
-        group_id, name, priority, collections = item.get("id"), item.get("name"), item.get("priority"), item.get("ruleCollections")
-        if not isinstance(group_id, str) or "/ruleCollectionGroups/".lower() not in group_id.lower():
-            raise HubFactsError(label, where, "id", group_id, "not a rule collection group's resource id",
-                                f"write the JSON that `{LIST}` prints, unedited")
-        where = f"group {index + 1} ({name})"
-        if not isinstance(name, str) or not name:
-            raise HubFactsError(label, where, "name", name, "not a group name", f"export it again with `{LIST}`")
-        if isinstance(priority, bool) or not isinstance(priority, int) or not 100 <= priority <= 65000:
-            raise HubFactsError(label, where, "priority", priority, "not a rule collection group priority (an integer 100-65000)",
-                                f"export it again with `{LIST}`")
-        if not isinstance(collections, list) or not all(isinstance(c, dict) for c in collections):
-            raise HubFactsError(label, where, "ruleCollections", collections, "not a list of rule collections",
-                                f"export it again with `{LIST}`")
-        policies.add(group_id[:group_id.lower().rindex("/rulecollectiongroups/")].lower())
-        bodies.append({"name": name, "properties": {"priority": priority, "ruleCollections": collections}})
-    if len(policies) > 1:
-        raise HubFactsError(label, "", "id", sorted(policies), "groups of more than one policy in one file",
-                            "export each policy's groups to its own file")
-    first = _props(data[0])["id"]
-    return _Groups(first[:first.lower().rindex("/rulecollectiongroups/")], tuple(bodies))
-
-
-def load_export(path: Path, label: str) -> _Show | _Groups:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise HubFactsError(label, "", "(file)", str(path), "no such file",
-                            f"export the policy with `{SHOW}` (and its groups with `{LIST}`) to that path, or correct "
-                            "egress-matrix:azureHubExports") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HubFactsError(label, "", "(file)", str(path), f"cannot be read ({exc.__class__.__name__})", "write it as UTF-8 JSON") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise HubFactsError(label, f"line {exc.lineno}", "(document)", text[:40], f"not valid JSON ({exc.msg})",
-                            f"write the output of `{SHOW}` or `{LIST}`, unedited") from None
-    if isinstance(data, list):
-        return _parse_groups(data, label)
-    if isinstance(data, dict):
-        kind = str(data.get("type", "")).lower()
-        if kind == _GROUP_TYPE:
-            raise HubFactsError(label, "", "type", data.get("type"), "one rule collection group (the output of `show`), not the list",
-                                f"export them all with `{LIST}`")
-        if kind and kind != _POLICY_TYPE:
-            raise HubFactsError(label, "", "type", data.get("type"), "not a Firewall Policy",
-                                f"write the output of `{SHOW}` or `{LIST}`")
-        return _parse_show(data, label)
-    raise HubFactsError(label, "", "(document)", data, "neither a policy (an object) nor a list of rule collection groups",
-                        f"write the output of `{SHOW}` or `{LIST}`, unedited")
-
-
 class _Facts:
-    """Facts as they are gathered: each set once, a second source agreeing with the first, a disagreement refused."""
+    """Facts as they are gathered: each set once, a second source agreeing with the first, a disagreement refused.
+    A value read from an export is never shown in the refusal (only a setting's value, or a boolean)."""
 
-    def __init__(self, policy_id: str):
+    def __init__(self) -> None:
         self.values: dict[str, Any] = {}
         self.sources: dict[str, str] = {}
-        self.policy_id = policy_id
+        self.shown: dict[str, Any] = {}
 
-    def set(self, fact: str, value: Any, source: str, label: str, field: str, fix: str) -> None:
-        if fact in self.values and self.values[fact] != value:
-            raise HubFactsError(label, "", field, _shown(value), f"disagrees with {_shown(self.values[fact])} ({self.sources[fact]})", fix)
+    def set(self, fact: str, value: Any, source: str, label: str, field: str, fix: str, from_file: bool) -> None:
+        shown = value if isinstance(value, bool) or not from_file else "(another value, not shown)"
+        if fact in self.values and self.values[fact] != value and not (isinstance(value, str) and _same_id(value, self.values[fact])):
+            raise HubFactsError(label, "", field, shown, f"disagrees with {self.shown[fact]} ({self.sources[fact]})", fix)
         if fact not in self.values:
             self.values[fact], self.sources[fact] = value, source
+            self.shown[fact] = value if isinstance(value, bool) or not from_file else f"the value read from {source[len('read from '):]}"
 
 
-def _shown(value: Any) -> Any:
-    return f"{len(value)} group(s)" if isinstance(value, tuple) else value
+RESYNC = "export the hub policy again (both files at once), or correct the setting so they agree"
 
 
-def declared_hub_facts(profile: Profile, root: Path, stack_file: str) -> ExistingPolicy:
-    """The facts ``profile`` declares of its existing policy (``azurePolicyId``), each with its source."""
+def _check_groups(profile: Profile, found: Groups, name: str, stack_file: str, ours: set[str]) -> None:
+    """The declared groups against an export's complete list, as a read is judged against them online."""
+    named = ({n: int(p) for n, _, p in (g.partition("=") for g in profile.azure_hub_groups)} if profile.azure_hub_groups is not None else None)
+    listed = {b["name"]: b["properties"]["priority"] for b in found.bodies}
+    wrong, extra, missing = group_mismatch(named, set(profile.azure_existing_priorities), listed, ours)
+    where = {n: i + 1 for i, n in enumerate(b["name"] for b in found.bodies)}  # positions: the file's names are not shown
+    if wrong or extra:
+        said = "; ".join(filter(None, [
+            f"declared but not in the file or at another priority there: {', '.join(f'{n}={named[n]}' for n in wrong)}" if wrong else "",
+            f"in the file but not declared: group(s) {', '.join(str(where[n]) for n in sorted(extra, key=where.get))}" if extra else ""]))
+        raise HubFactsError(name, "", "(groups)", f"({len(listed)} group(s), not shown)",
+                            f"disagrees with egress-matrix:azureHubGroups (declared in {stack_file}): {said}", RESYNC)
+    if missing:
+        raise HubFactsError(name, "", "(groups)", f"({len(listed)} group(s), not shown)",
+                            f"no group at {', '.join(map(str, missing))}, which egress-matrix:azureExistingPriorities (declared in "
+                            f"{stack_file}) says are taken", RESYNC)
+
+
+def _base_shown(base: Optional[str], source: str) -> str:
+    if not base:
+        return "not declared"
+    return f"the one {source[len('read from '):]} names" if source.startswith("read from ") else base  # a file's id is not shown
+
+
+def declared_hub_facts(profile: Profile, root: Path, stack_file: str, ours: Iterable[str] = ()) -> ExistingPolicy:
+    """The facts ``profile`` declares of its existing policy (``azurePolicyId``), each with its source. ``ours``: the
+    stack's own rule collection group names (left out when declarations and exports are compared)."""
     policy_id = profile.azure_policy_id or ""
-    facts = _Facts(policy_id)
+    own = set(ours)
+    facts = _Facts()
     key = lambda name: f"declared in {stack_file}: egress-matrix:{name}"  # noqa: E731
-    resync = "export the hub policy again (both files at once), or correct the setting so they agree"
     if profile.azure_hub_dns_proxy is not None:
-        facts.set("dns_proxy", profile.azure_hub_dns_proxy, key("azureHubDnsProxy"), stack_file, "azureHubDnsProxy", resync)
+        facts.set("dns_proxy", profile.azure_hub_dns_proxy, key("azureHubDnsProxy"), stack_file, "azureHubDnsProxy", RESYNC, False)
     if profile.azure_hub_base_policy_id is not None:
-        facts.set("base_policy_id", profile.azure_hub_base_policy_id, key("azureHubBasePolicyId"), stack_file, "azureHubBasePolicyId", resync)
-    declared_groups = ({n: int(p) for n, _, p in (g.partition("=") for g in profile.azure_hub_groups)}
-                       if profile.azure_hub_groups is not None else None)
-    if profile.azure_existing_priorities:  # the older declaration: priorities whose groups' names the team does not have
-        declared_groups = {**(declared_groups or {}), **{f"{UNNAMED} {p}": p for p in profile.azure_existing_priorities}}
-    if declared_groups is not None:
-        names = "azureHubGroups" + (", azureExistingPriorities" if profile.azure_existing_priorities else "")
-        facts.set("groups", declared_groups, key(names), stack_file, "azureHubGroups", resync)
-    exports = [(name, load_export(root / name, name)) for name in profile.azure_hub_exports]
+        facts.set("base_policy_id", profile.azure_hub_base_policy_id, key("azureHubBasePolicyId"), stack_file, "azureHubBasePolicyId", RESYNC, False)
+    unnamed = {f"{UNNAMED} {p}": p for p in profile.azure_existing_priorities}
+    declared_groups: Optional[dict[str, int]] = None
+    if profile.azure_hub_groups is not None:  # the whole list (with the unnamed ones, if both are set)
+        declared_groups = {**{n: int(p) for n, _, p in (g.partition("=") for g in profile.azure_hub_groups)}, **unnamed}
+        groups_source = key("azureHubGroups" + (", azureExistingPriorities" if unnamed else ""))
+    elif unnamed:  # only some groups: the rest stay unknown
+        declared_groups, groups_source = unnamed, key("azureExistingPriorities")
+    exports = [(name, load_export(export_path(root, name, stack_file), name, NO_BASE_POLICY)) for name in profile.azure_hub_exports]
     group_names: Optional[tuple[str, frozenset[str]]] = None
-    for name, export in sorted(exports, key=lambda e: isinstance(e[1], _Groups)):  # the policy's show first: it names the base
-        if isinstance(export, _Show):
+    for name, export in sorted(exports, key=lambda e: isinstance(e[1], Groups)):  # the policy's show first: it names the base
+        if isinstance(export, Show):
             if not _same_id(export.policy_id, policy_id):
-                raise HubFactsError(name, "", "id", _name(export.policy_id), f"not the policy the stack attaches to ({policy_id})",
+                raise HubFactsError(name, "", "id", "(a policy id, not shown)", f"not the policy the stack attaches to ({policy_id})",
                                     f"export that policy: {SHOW}, or drop the file from egress-matrix:azureHubExports")
-            facts.set("dns_proxy", export.dns_proxy, f"read from {name}", name, "dnsSettings.enableProxy", resync)
-            facts.set("base_policy_id", export.base_policy_id, f"read from {name}", name, "basePolicy.id", resync)
+            if export.dns_proxy is not None:
+                facts.set("dns_proxy", export.dns_proxy, f"read from {name}", name, "dnsSettings.enableProxy", RESYNC, True)
+            if export.base_policy_id is not None:
+                facts.set("base_policy_id", export.base_policy_id, f"read from {name}", name, "basePolicy.id", RESYNC, True)
             if export.group_names is not None:
                 group_names = (name, export.group_names)
+    exported_groups = None
     for name, export in exports:
-        if not isinstance(export, _Groups):
+        if not isinstance(export, Groups):
             continue
         base = facts.values.get("base_policy_id")
         if _same_id(export.policy_id, policy_id):
             groups = {b["name"]: b["properties"]["priority"] for b in export.bodies}
-            facts.set("groups", groups, f"read from {name}", name, "(groups)", resync)
+            if exported_groups is not None and exported_groups[1] != groups:
+                raise HubFactsError(name, "", "(groups)", f"({len(groups)} group(s), not shown)", f"not the groups {exported_groups[0]} "
+                                    "lists of the same policy", RESYNC)
+            exported_groups = (name, groups)
+            _check_groups(profile, export, name, stack_file, own)
             if group_names and set(groups) != group_names[1]:
-                raise HubFactsError(name, "", "name", sorted(set(groups) ^ group_names[1]),
+                raise HubFactsError(name, "", "name", f"({len(set(groups) ^ group_names[1])} name(s), not shown)",
                                     f"groups not in both this file and {group_names[0]} (exported at different times)",
                                     "export the policy and its groups again, one right after the other")
         elif base and base != NO_BASE_POLICY and _same_id(export.policy_id, base):
-            facts.set("parent_groups", export.bodies, f"read from {name}", name, "(groups)", resync)
+            facts.set("parent_groups", export.bodies, f"read from {name}", name, "(groups)", RESYNC, True)
         else:
-            raise HubFactsError(name, "", "id", _name(export.policy_id), "groups of a policy that is neither egress-matrix:azurePolicyId "
-                                f"({policy_id}) nor its base policy ({base or 'not declared'})",
+            raise HubFactsError(name, "", "id", "(a policy id, not shown)", "groups of a policy that is neither egress-matrix:azurePolicyId "
+                                f"({policy_id}) nor its base policy ({_base_shown(base, facts.sources.get('base_policy_id', ''))})",
                                 "export the groups of the stack's policy or of its base policy; for the base policy's, declare "
                                 "egress-matrix:azureHubBasePolicyId or list the policy's `show` export too")
+    partial = False
+    if exported_groups is not None:  # a complete list, read: it is the fact (the settings agreed with it above)
+        facts.set("groups", exported_groups[1], f"read from {exported_groups[0]}", exported_groups[0], "(groups)", RESYNC, True)
+    elif declared_groups is not None:
+        facts.set("groups", declared_groups, groups_source, stack_file, "azureHubGroups", RESYNC, False)
+        partial = profile.azure_hub_groups is None
     if facts.values.get("base_policy_id") == NO_BASE_POLICY:
-        facts.set("parent_groups", (), facts.sources["base_policy_id"], stack_file, "azureHubBasePolicyId", resync)
-    return ExistingPolicy(policy_id=policy_id, sources=facts.sources, **facts.values)
+        facts.set("parent_groups", (), facts.sources["base_policy_id"], stack_file, "azureHubBasePolicyId", RESYNC, False)
+    return ExistingPolicy(policy_id=policy_id, sources=facts.sources, groups_partial=partial, **facts.values)
 
 
 def stack_file_label(stack: str) -> str:
@@ -235,7 +154,7 @@ def judge_offline(plans: dict[str, Any], catalog: Any, profile: Profile, require
         from .targets.azure.compile import fqdn_tag_members
         from .targets.azure.policy import judge_existing_policy
 
-        declared = declared_hub_facts(profile, root, stack_file_label(stack))
+        declared = declared_hub_facts(profile, root, stack_file_label(stack), ours=[g.name for g in azure.groups])
         notes, warnings = judge_existing_policy(azure, declared, declared, requirements, fqdn_tag_members(catalog, requirements))
     aws = plans.get("aws")
     if aws is not None and aws.policy is not None and aws.policy.existing_arn:

@@ -88,7 +88,7 @@ def test_a_setting_and_an_export_that_disagree_are_refused(exports):
 
 def test_an_export_of_another_policy_is_refused(exports):
     _, profile, _, _ = spoke(azure_hub_exports=(BASE_GROUPS,))  # the base policy's groups, but nothing names the base policy
-    with pytest.raises(HubFactsError, match=r"field 'id' = 'fwp-base': groups of a policy that is neither "
+    with pytest.raises(HubFactsError, match=r"field 'id' = '\(a policy id, not shown\)': groups of a policy that is neither "
                                             r"egress-matrix:azurePolicyId .* nor its base policy \(not declared\)"):
         declared_hub_facts(profile, exports, STACK_FILE)
 
@@ -97,7 +97,7 @@ def test_exports_taken_at_different_times_are_refused(exports):
     groups = json.loads((exports / GROUPS).read_text())
     (exports / GROUPS).write_text(json.dumps(groups[:1]))
     _, profile, _, _ = spoke(azure_hub_exports=(SHOW, GROUPS))
-    with pytest.raises(HubFactsError, match=r"'name' = \['egress-contoso-aks'\]: groups not in both this file and hub/fwp-hub-westeurope.show.json"):
+    with pytest.raises(HubFactsError, match=r"'name' = '\(1 name\(s\), not shown\)': groups not in both this file and hub/fwp-hub-westeurope.show.json"):
         declared_hub_facts(profile, exports, STACK_FILE)
 
 

@@ -63,6 +63,7 @@ class ExistingPolicy(Strict):
     dns_proxy: Optional[bool] = None
     base_policy_id: Optional[str] = None  # the parent's id, NO_BASE_POLICY, or None: not known
     groups: Optional[dict[str, int]] = None  # rule collection group name -> priority, as found on the policy
+    groups_partial: bool = False  # groups holds only some of them (azureExistingPriorities alone): the rest not known
     parent_groups: Optional[tuple[dict[str, Any], ...]] = None  # the base policy's RCG bodies: their rules run before ours
     sources: dict[str, str] = {}  # fact (dns_proxy, base_policy_id, groups, parent_groups) -> where it came from
 
@@ -94,8 +95,10 @@ def fact_lines(facts: ExistingPolicy) -> list[str]:
         if fact == "dns_proxy":
             return "on" if known else "off"
         if fact == "groups":
-            return (f"{len(known)} (" + ", ".join(f"{_group(name)} {priority}" for name, priority in sorted(known.items(), key=lambda kv: (kv[1], kv[0])))
-                    + ")" if known else "none")
+            listed = ", ".join(f"{_group(name)} {priority}" for name, priority in sorted(known.items(), key=lambda kv: (kv[1], kv[0])))
+            if facts.groups_partial:
+                return f"at least {len(known)} ({listed}; the others not read offline)"
+            return f"{len(known)} ({listed})" if known else "none"
         if fact == "parent_groups":
             return f"{len(known)} group(s), {sum(len((g.get('properties') or {}).get('ruleCollections') or ()) for g in known)} rule collection(s)"
         return str(known)
@@ -118,10 +121,12 @@ def check_existing_policy(plan: AzurePlan, facts: ExistingPolicy, requirements: 
                                 "resolves only through the DNS proxy. Fix: enable the policy's DNS proxy (dnsSettings.enableProxy), or set "
                                 f"egress-matrix:azureDnsProxy: false (its DNS proxy: {facts.source('dns_proxy')})")
     ours = {g.name for g in plan.groups}
-    if facts.groups is None:
+    if facts.groups is None or facts.groups_partial:
+        known = f" other than {', '.join(str(p) for p in sorted(set(facts.groups.values())))}" if facts.groups else ""
         advisories.append(f"rule collection groups of {where}: not read offline; this stack's priorities "
-                          f"{', '.join(str(g.priority) for g in plan.groups)} may be taken: {_DECLARE['groups']}")
-    else:
+                          f"{', '.join(str(g.priority) for g in plan.groups)} may be taken{known}, and the count of groups "
+                          f"(at most {MAX_RCGS_PER_POLICY}) is not known: {_DECLARE['groups']}")
+    if facts.groups is not None:
         for group in plan.groups:
             clash = sorted(_group(name) for name, priority in facts.groups.items() if priority == group.priority and name not in ours)
             if clash:
@@ -129,7 +134,7 @@ def check_existing_policy(plan: AzurePlan, facts: ExistingPolicy, requirements: 
                                         "Fix: move egress-matrix:azurePriorityBase to a free band (each stack on a shared policy needs its "
                                         f"own; the groups there: {facts.source('groups')})")
         total = len(set(facts.groups) | ours)
-        if total > MAX_RCGS_PER_POLICY:
+        if total > MAX_RCGS_PER_POLICY and not facts.groups_partial:  # a partial list counts nothing
             raise AzureCompileError(f"{where} would hold {total} rule collection groups, over {MAX_RCGS_PER_POLICY} ({facts.source('groups')}). "
                                     "Fix: use another policy")
     if facts.base_policy_id is None:
@@ -151,12 +156,17 @@ def disagreements(declared: ExistingPolicy, read: ExistingPolicy, plan: AzurePla
         said, found = getattr(declared, fact), getattr(read, fact)
         if fact not in declared.sources or found is None:
             continue
-        if fact == "groups":  # the stack's own groups are on the policy after its first update, declared or not
-            unnamed = {p for n, p in said.items() if n.startswith(UNNAMED)}
-            said = {n: p for n, p in said.items() if n not in ours and not n.startswith(UNNAMED)}
-            found = {n: p for n, p in found.items() if n not in ours}
-            if unnamed <= set(found.values()):  # a priority declared without its name matches any group at it
-                found = {n: p for n, p in found.items() if n in said or p not in unnamed}
+        if fact == "groups":
+            named = None if declared.groups_partial else {n: p for n, p in said.items() if not n.startswith(UNNAMED)}
+            mismatch = group_mismatch(named, {p for n, p in said.items() if n.startswith(UNNAMED)}, found, ours)
+            said, found = ({n: p for n, p in said.items() if n not in ours}, {n: p for n, p in found.items() if n not in ours})
+            if not any(mismatch):
+                continue
+            if declared.groups_partial:  # only the priorities were declared: say those, not a complete list
+                lines.append(f"{label} of Firewall Policy {plan.policy.existing_id}: {declared.source(fact)} says groups at "
+                             f"{', '.join(str(p) for p in mismatch[2])}, but the policy as read has none there: the policy as read is judged. "
+                             "Fix: correct the declaration (offline previews judge by it)")
+                continue
         if fact == "base_policy_id" and isinstance(said, str) and isinstance(found, str):
             same = said.lower() == found.lower()
         else:
@@ -166,6 +176,23 @@ def disagreements(declared: ExistingPolicy, read: ExistingPolicy, plan: AzurePla
                          f"but the policy as read has {_said(fact, found)}: the policy as read is judged. Fix: correct the "
                          "declaration (offline previews judge by it)")
     return lines
+
+
+def group_mismatch(named: Optional[Mapping[str, int]], unnamed: set[int], found: Mapping[str, int],
+                   ours: set[str]) -> tuple[list[str], list[str], list[int]]:
+    """Where declared groups and a complete list of the policy's groups disagree: (declared names missing from the list
+    or at another priority, names in the list not declared, unnamed priorities no group in the list holds). The
+    stack's own groups are left out (on the policy after its first update, declared or not); a priority declared without
+    its name matches any group at it; ``named`` None: only priorities were declared (a partial list: nothing else is
+    compared)."""
+    found = {n: p for n, p in found.items() if n not in ours}
+    missing = sorted(p for p in unnamed if p not in set(found.values()))
+    if named is None:
+        return [], [], missing
+    said = {n: p for n, p in named.items() if n not in ours}
+    wrong = sorted(n for n, p in said.items() if found.get(n) != p)
+    extra = sorted(n for n, p in found.items() if n not in said and p not in unnamed)
+    return wrong, extra, missing
 
 
 def _said(fact: str, value: Any) -> str:
