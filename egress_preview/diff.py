@@ -18,6 +18,7 @@ from .dangers import markdown_lines as danger_lines
 from .diff_base import DiffError, base_snapshot, check_base_ref  # noqa: F401 - the command's and the tests' names
 from .diff_own import RuleGroups, compare_own, requirement_source, who
 from .diff_own import markdown_lines as own_lines
+from .diff_rules import residual, rule_lines, rules
 from .diff_values import PROXY_PATCH, code, field_changes, field_lines, operator_no_proxy
 
 GITHUB_COMMENT_LIMIT = 65_535
@@ -54,57 +55,16 @@ def _get(document: Any, path: str) -> Any:
     return document
 
 
-def _rules(resource: dict) -> dict[str, Any]:
-    """Named rules inside a resource, for rule-level changes: Azure (collection/rule), domain-list targets, Suricata sids,
-    squid.conf acl / http_access lines."""
-    props, typ = resource["props"], resource["type"]
-    if typ == "azure-native:network:FirewallPolicyRuleCollectionGroup":
-        return {f"{c.get('name')}/{r.get('name')}": r for c in props.get("ruleCollections") or [] for r in c.get("rules") or []}
-    if typ == "aws:networkfirewall/ruleGroup:RuleGroup":
-        source = (props.get("ruleGroup") or {}).get("rulesSource") or {}
-        if source.get("rulesSourceList"):
-            return {f"target {t}": t for t in source["rulesSourceList"].get("targets") or []}
-        return {f"sid {line.split('sid:')[1].split(';')[0]}": line for line in str(source.get("rulesString") or "").splitlines() if "sid:" in line}
-    data = props.get("data") if isinstance(props.get("data"), dict) else {}
-    if "squid.conf" in data:
-        lines = [line for line in data["squid.conf"].splitlines() if line.startswith(("acl ", "http_access "))]
-        return {line: line for line in lines}
-    return {}
-
-
-def _hosts(rule: Any) -> list[str]:
-    if not isinstance(rule, dict):
-        return []
-    return sorted({*rule.get("targetFqdns", []), *rule.get("destinationFqdns", []), *rule.get("destinationAddresses", []), *rule.get("fqdnTags", [])})
-
-
 def fields(old: dict, new: dict) -> list:
-    """The changed fields of a resource with their old and new values (diff_values.FieldChange); fields holding rules
-    are left to the rule lines."""
-    has_rules = bool(_rules(old) or _rules(new))
-    return field_changes(old["props"], new["props"], ("ruleCollections", "ruleGroup", "data") if has_rules else ())
+    """The changed fields of a resource with their old and new values (diff_values.FieldChange): all but the exact parts
+    rule lines show (diff_rules.residual)."""
+    return field_changes(*residual(old, new))
 
 
 def resource_changes(old: dict, new: dict, groups: Optional[RuleGroups] = None) -> tuple[list[str], list[str]]:
-    """(rule-level change lines, replacement reasons) for one resource present on both sides; ``groups``: say which
-    source group a rule is for."""
-    lines: list[str] = []
-    before, after = _rules(old), _rules(new)
-    groups = groups or RuleGroups()
-    old_headers, new_headers = groups.squid_headers(old), groups.squid_headers(new)
-    if before or after:
-        for name in sorted(set(after) - set(before)):
-            hosts = _hosts(after[name])
-            lines.append(f"+ {name}" + (f" ({len(hosts)}: {', '.join(hosts[:8])}{', ...' if len(hosts) > 8 else ''})" if hosts else "")
-                         + groups.suffix(after[name], new_headers))
-        for name in sorted(set(before) - set(after)):
-            lines.append(f"- {name}" + groups.suffix(before[name], old_headers))
-        for name in sorted(set(before) & set(after)):
-            if before[name] != after[name]:
-                added, removed = sorted(set(_hosts(after[name])) - set(_hosts(before[name]))), sorted(set(_hosts(before[name])) - set(_hosts(after[name])))
-                detail = "; ".join(filter(None, [f"+{', '.join(added)}" if added else "", f"-{', '.join(removed)}" if removed else ""]))
-                lines.append(f"~ {name}" + (f" ({detail})" if detail else "") + groups.suffix(after[name], new_headers))
-    lines += field_lines(fields(old, new))
+    """(rule-level and field change lines, replacement reasons) for one resource present on both sides; ``groups``: say
+    which source group a rule is for."""
+    lines = rule_lines(old, new, groups) + field_lines(fields(old, new))
     keys = REPLACE_ON.get(new["type"], KUBERNETES_REPLACE_ON if new["type"].startswith("kubernetes:") else ())
     keys = tuple(dict.fromkeys((*keys, *KUBERNETES_IMMUTABLE.get(new["type"], ()), *new.get("replaceOnChanges", ()))))
     reasons = [f"{key}: {json.dumps(_get(old['props'], key))} -> {json.dumps(_get(new['props'], key))}"
@@ -170,8 +130,8 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
 def _rules_of_new(resource: dict, groups: Optional[RuleGroups] = None) -> list[str]:
     groups = groups or RuleGroups()
     headers = groups.squid_headers(resource)
-    rules = _rules(resource)
-    return [f"+ {name}" + groups.suffix(rules[name], headers) for name in sorted(rules)][:50]
+    named = rules(resource)
+    return [f"+ {name}" + groups.suffix(named[name], headers) for name in sorted(named)][:50]
 
 
 def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GITHUB_COMMENT_LIMIT) -> str:

@@ -4,7 +4,8 @@ The same content as the Markdown comment, nothing beyond it: requirements (added
 own entries, resources (added with their rules; changed with their rule lines, every changed field's old and new value
 and the replacement reasons; removed), the operator's resulting ``status.noProxy``, dangers and whether they block,
 security-group rules changing group, policy results, coverage, and what could not be verified offline. Values are the
-ones the Markdown shows (redacted, PEM as certificates, secrets as ``[secret]``); resource properties are not copied.
+ones the Markdown shows (redacted, PEM as certificates, secrets as ``[secret]``) but whole: never shortened, every changed
+field listed (the Markdown counts what its limits leave out); resource properties are not copied.
 """
 from __future__ import annotations
 

@@ -2,8 +2,9 @@
 
 A scalar shows inline (``"a" -> "b"``); a list, and a comma-separated noProxy string, as the items added and removed;
 a list of named objects (containers, ports) field by field under each name; a PEM bundle as its certificates (subject
-and SHA-256 fingerprint, never a private key's text); other multi-line text as the lines added and removed. Long values
-are shortened in the middle, so both ends stay readable. The snapshots already carry every secret as ``[secret]``
+and SHA-256 fingerprint, never a private key's text); other multi-line text as the lines added and removed. Values are
+compared whole (duplicates count) and kept whole in ``--format json``; only the Markdown line shortens a long value in the
+middle, and prints a pair of similar long values as their delta (``diff_delta``). The snapshots already carry every secret as ``[secret]``
 (``preview.snapshot`` masks the paths the program marked secret); a masked side is shown as the mask, and every value
 shown is still passed through ``egress.redact`` (a URL's credentials, a key block), whatever the base's code did.
 
@@ -16,13 +17,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from egress.redact import redact, redact_url
 
+from .diff_delta import SHOWN, dangerous_first, dangerous_line, dangerous_path, delta, pairs, shorten  # noqa: F401 - SHOWN, shorten: the tests' names
+
 SECRET_MASK = "[secret]"  # as egress_preview.preview writes it (not imported: preview imports the pack and the program)
-SHOWN = 72  # characters of one value shown inline; longer values keep both ends
 ITEMS = 12  # items (or lines) shown per side of one field
 FIELDS = 30  # fields shown per resource; the rest are counted
 DEPTH = 12
@@ -34,8 +37,9 @@ _CERT = re.compile(r"-----BEGIN CERTIFICATE-----\s.*?-----END CERTIFICATE-----",
 
 @dataclass(frozen=True)
 class FieldChange:
-    """One changed field: ``old``/``new`` are display strings ('' for a side where the field is absent); ``added`` and
-    ``removed`` the items (or lines, or certificates) of a list-like value."""
+    """One changed field: ``old``/``new`` are the whole display strings (redacted JSON; '' for a side where the field
+    is absent); ``added`` and ``removed`` the items (or lines, or certificates) of a list-like value, whole, with their
+    duplicates. ``line()`` shortens; ``json()`` never does."""
     path: str
     old: str = ""
     new: str = ""
@@ -47,14 +51,23 @@ class FieldChange:
     def line(self) -> str:
         label = f"{self.path}{f' ({self.note})' if self.note else ''}"
         if self.what == "added":
-            return f"+ {label}: {self.new}"
+            return f"+ {label}: {shorten(self.new)}"
         if self.what == "removed":
-            return f"- {label}: {self.old}"
+            return f"- {label}: {shorten(self.old)}"
         if self.what == "value":
-            return f"~ {label}: {self.old} -> {self.new}"
-        parts = [f"+{', '.join(_few(self.added))}" if self.added else "", f"-{', '.join(_few(self.removed))}" if self.removed else ""]
+            if shorten(self.old) == shorten(self.new):  # long values differing in the middle
+                return f"~ {label}: {delta(self.old, self.new)}"
+            return f"~ {label}: {shorten(self.old)} -> {shorten(self.new)}"
+        paired, added, removed = pairs(dangerous_first(self.added), dangerous_first(self.removed))
+        parts = [f"~{'; ~'.join(_few([delta(old, new) for old, new in paired]))}" if paired else "",
+                 f"+{', '.join(_few([shorten(a) or '(empty line)' for a in added]))}" if added else "",
+                 f"-{', '.join(_few([shorten(r) or '(empty line)' for r in removed]))}" if removed else ""]
         detail = "; ".join(filter(None, parts)) or "same items, new order"
         return f"~ {label}: {detail}"
+
+    def dangerous(self) -> bool:
+        """Whether the change can widen what a firewall lets through (printed first when a limit cuts the rest)."""
+        return dangerous_path(self.path) or any(dangerous_line(item) for item in (*self.added, *self.removed))
 
     def json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "change": self.what}
@@ -67,17 +80,8 @@ class FieldChange:
         return out
 
 
-def _few(items: tuple[str, ...]) -> list[str]:
+def _few(items: Any) -> list[str]:
     return list(items[:ITEMS]) + ([f"... {len(items) - ITEMS} more"] if len(items) > ITEMS else [])
-
-
-def shorten(text: str, limit: int = SHOWN) -> str:
-    """``text`` on one line, at most about ``limit`` characters: its start and end kept, the middle counted."""
-    text = text.replace("\r", "\\r").replace("\n", "\\n")
-    if len(text) <= limit:
-        return text
-    keep = (limit - 3) // 2
-    return f"{text[:keep]}...({len(text) - 2 * keep} more)...{text[-keep:]}"
 
 
 def _safe(text: str) -> str:
@@ -86,14 +90,14 @@ def _safe(text: str) -> str:
 
 
 def show(value: Any) -> str:
-    """One value as the diff prints it: JSON, redacted, shortened; a PEM bundle by its certificates."""
+    """One value as the diff shows it, whole: JSON, redacted; a PEM bundle by its certificates."""
     if value is _MISSING:
         return ""
     if value == SECRET_MASK:
         return SECRET_MASK
     if isinstance(value, str):
-        return pem_summary(value) if "-----BEGIN" in value else shorten(json.dumps(_safe(value), ensure_ascii=False))
-    return shorten(redact(json.dumps(value, ensure_ascii=False, sort_keys=True)))
+        return pem_summary(value) if "-----BEGIN" in value else json.dumps(_safe(value), ensure_ascii=False)
+    return redact(json.dumps(value, ensure_ascii=False, sort_keys=True))
 
 
 def certificates(text: str) -> list[str]:
@@ -134,13 +138,29 @@ def _is_comma_list(path: str) -> bool:
 
 
 def _item(value: Any) -> str:
-    """A list item (or a line) as shown: text as it is (redacted, shortened), anything else as JSON."""
-    return shorten(_safe(value)) if isinstance(value, str) and value != SECRET_MASK and "-----BEGIN" not in value else show(value)
+    """A list item (or a line) as shown, whole: text as it is (redacted), anything else as JSON."""
+    return _safe(value) if isinstance(value, str) and value != SECRET_MASK and "-----BEGIN" not in value else show(value)
+
+
+def _key(value: Any) -> tuple[str, Any]:
+    return type(value).__name__, value  # 1, 1.0 and True are one key in a dict; not here
 
 
 def _items(old: list, new: list) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    before, after = dict.fromkeys(_item(v) for v in old), dict.fromkeys(_item(v) for v in new)  # ordered sets: a squid.conf has thousands
-    return tuple(v for v in after if v not in before), tuple(v for v in before if v not in after)
+    """The items of ``new`` not in ``old`` and of ``old`` not in ``new``, compared raw and counted (a copy more or less
+    is a change), in their own order; linear, a squid.conf has thousands of lines."""
+    before, after = Counter(map(_key, old)), Counter(map(_key, new))
+    return _extra(new, before), _extra(old, after)
+
+
+def _extra(values: list, other: Counter) -> tuple[str, ...]:
+    seen: Counter = Counter()
+    out = []
+    for value in values:
+        seen[_key(value)] += 1
+        if seen[_key(value)] > other[_key(value)]:
+            out.append(_item(value))
+    return tuple(out)
 
 
 def _scalar(value: Any) -> bool:
@@ -148,16 +168,23 @@ def _scalar(value: Any) -> bool:
 
 
 def _named(values: list) -> Optional[dict[str, Any]]:
-    names = [v.get("name") for v in values if isinstance(v, dict)]
-    if len(names) != len(values) or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
-        return None
-    return {v["name"]: v for v in values}
+    """The items by their name (containers, rule collections) or key (an AWS rule group's ipSets: HOME_NET), when each
+    has a distinct one."""
+    for field_name in ("name", "key"):
+        names = [v.get(field_name) for v in values if isinstance(v, dict)]
+        if len(names) == len(values) and all(isinstance(n, str) for n in names) and len(set(names)) == len(names):
+            return {v[field_name]: v for v in values}
+    return None
 
 
 def changes(old: Any, new: Any, path: str = "", depth: int = DEPTH) -> list[FieldChange]:
     """Every changed field between two documents, as the diff prints them (sorted by path within each mapping)."""
     if old == new:
         return []
+    if old is _MISSING and isinstance(new, dict) and new and depth:  # an added rule's sources and ports, each on its line
+        return [c for key in sorted(new, key=str) for c in changes(_MISSING, new[key], f"{path}.{key}" if path else str(key), depth - 1)]
+    if new is _MISSING and isinstance(old, dict) and old and depth:
+        return [c for key in sorted(old, key=str) for c in changes(old[key], _MISSING, f"{path}.{key}" if path else str(key), depth - 1)]
     if old is _MISSING:
         return [FieldChange(path, new=show(new), what="added")]
     if new is _MISSING:
@@ -204,7 +231,9 @@ def field_changes(old_props: dict, new_props: dict, skip: Iterable[str] = ()) ->
 
 
 def field_lines(found: list[FieldChange]) -> list[str]:
-    lines = [c.line() for c in found[:FIELDS]]
+    """The Markdown lines of a resource's changed fields: the dangerous ones first, at most FIELDS, the rest counted."""
+    ordered = [c for c in found if c.dangerous()] + [c for c in found if not c.dangerous()]
+    lines = [c.line() for c in ordered[:FIELDS]]
     return lines + ([f"... {len(found) - FIELDS} more changed field(s) (egress diff --format json lists them all)"] if len(found) > FIELDS else [])
 
 
@@ -239,7 +268,7 @@ def operator_no_proxy(base: dict, head: dict) -> Optional[OperatorResult]:
         return result if result.unchanged_note else None
     if old is None or new is None:
         what = "added" if old is None else "removed"
-        result.change = FieldChange("status.noProxy", old=shorten(_safe(old or "")), new=shorten(_safe(new or "")), what=what, note=note)
+        result.change = FieldChange("status.noProxy", old=_safe(old or ""), new=_safe(new or ""), what=what, note=note)
         return result
     added, removed = _items([p for p in old.split(",") if p], [p for p in new.split(",") if p])
     result.change = FieldChange("status.noProxy", added=added, removed=removed, what="items", note=note)

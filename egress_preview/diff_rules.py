@@ -1,0 +1,173 @@
+"""``egress diff``: the rules inside a firewall resource as rule lines, and the rest of its inputs for the field walk
+(pure).
+
+A rule line names a rule (Azure collection/rule, a domain-list target, a Suricata sid, a squid.conf ``acl`` or
+``http_access`` line) with its hosts, or a changed rule's words. Exactly those parts are left out of the field walk
+(``residual``), nothing else: a collection's action and priority, a rule's sources, ports and protocols, a rule group's
+type, target types and HOME_NET, and every other squid.conf line (``cache_peer``, ``never_direct``) still show as
+fields. Rules whose order decides (squid.conf lines, Suricata rules) are compared as sequences: a copy more is a change,
+and the same rules in a new order are said.
+"""
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from typing import Any, Optional
+
+from .diff_delta import SHOWN, delta, lead, word_delta
+from .diff_own import RuleGroups
+
+AZURE_RCG = "azure-native:network:FirewallPolicyRuleCollectionGroup"
+NFW_GROUP = "aws:networkfirewall/ruleGroup:RuleGroup"
+HOST_KEYS = ("targetFqdns", "destinationFqdns", "destinationAddresses", "fqdnTags")
+SQUID_RULES = ("acl ", "http_access ")
+
+
+def _squid_conf(props: dict) -> Optional[str]:
+    data = props.get("data") if isinstance(props.get("data"), dict) else {}
+    conf = data.get("squid.conf")
+    return conf if isinstance(conf, str) else None
+
+
+def _source(props: dict) -> dict:
+    group = props.get("ruleGroup") if isinstance(props.get("ruleGroup"), dict) else {}
+    source = group.get("rulesSource")
+    return source if isinstance(source, dict) else {}
+
+
+def _sid(line: str) -> str:
+    return f"sid {line.split('sid:')[1].split(';')[0]}"
+
+
+def rule_list(resource: dict) -> list[tuple[str, Any]]:
+    """The named rules of a resource, in order, duplicates kept: (name, rule)."""
+    props, typ = resource["props"], resource["type"]
+    if typ == AZURE_RCG:
+        return [(f"{c.get('name')}/{r.get('name')}", r) for c in props.get("ruleCollections") or [] if isinstance(c, dict)
+                for r in c.get("rules") or [] if isinstance(r, dict)]
+    if typ == NFW_GROUP:
+        source = _source(props)
+        if isinstance(source.get("rulesSourceList"), dict):
+            return [(f"target {t}", t) for t in source["rulesSourceList"].get("targets") or []]
+        return [(_sid(line), line) for line in str(source.get("rulesString") or "").splitlines() if "sid:" in line]
+    conf = _squid_conf(props)
+    return [(line, line) for line in (conf or "").splitlines() if line.startswith(SQUID_RULES)]
+
+
+def rules(resource: dict) -> dict[str, Any]:
+    """The named rules of a resource by name (the first of duplicates)."""
+    out: dict[str, Any] = {}
+    for name, rule in rule_list(resource):
+        out.setdefault(name, rule)
+    return out
+
+
+def _ordered(resource: dict) -> bool:
+    return resource["type"] != AZURE_RCG and "rulesSourceList" not in _source(resource["props"])
+
+
+def hosts(rule: Any) -> list[str]:
+    if not isinstance(rule, dict):
+        return []
+    return sorted({*rule.get("targetFqdns", []), *rule.get("destinationFqdns", []), *rule.get("destinationAddresses", []), *rule.get("fqdnTags", [])})
+
+
+def _extra(names: list[str], other: Counter) -> list[str]:
+    seen: Counter = Counter()
+    out = []
+    for name in names:
+        seen[name] += 1
+        if seen[name] > other[name]:
+            out.append(name)
+    return out
+
+
+def _acl_pairs(added: list[str], removed: list[str]) -> list[tuple[str, str]]:
+    """(removed, added) squid acl lines of one ACL and type, one of each: printed as the words that changed."""
+    def key(line: str) -> str:
+        return " ".join(line.split()[:3])
+    one_added = Counter(key(a) for a in added if a.startswith("acl "))
+    one_removed = Counter(key(r) for r in removed if r.startswith("acl "))
+    out = []
+    for line in added:
+        if line.startswith("acl ") and one_added[key(line)] == 1 and one_removed[key(line)] == 1:
+            out.append((next(r for r in removed if r.startswith("acl ") and key(r) == key(line)), line))
+    return out
+
+
+def rule_lines(old: dict, new: dict, groups: Optional[RuleGroups] = None) -> list[str]:
+    """The rule lines of a resource present on both sides: rules added, removed and changed, and a new order."""
+    groups = groups or RuleGroups()
+    old_headers, new_headers = groups.squid_headers(old), groups.squid_headers(new)
+    before_list, after_list = rule_list(old), rule_list(new)
+    before, after = rules(old), rules(new)
+    names_before, names_after = [n for n, _ in before_list], [n for n, _ in after_list]
+    added = _extra(names_after, Counter(names_before))
+    removed = _extra(names_before, Counter(names_after))
+    lines: list[str] = []
+    paired = _acl_pairs(added, removed) if _squid_conf(new["props"]) is not None else []
+    for was, now in paired:
+        added.remove(now)
+        removed.remove(was)
+        lines.append(f"~ {lead(was, now)}: {word_delta(' '.join(was.split()[3:]), ' '.join(now.split()[3:]))}"
+                     + groups.suffix(now, new_headers))
+    for name in sorted(added):
+        found = hosts(after[name])
+        lines.append(f"+ {name}" + (f" ({len(found)}: {', '.join(found[:8])}{', ...' if len(found) > 8 else ''})" if found else "")
+                     + groups.suffix(after[name], new_headers))
+    for name in sorted(removed):
+        lines.append(f"- {name}" + groups.suffix(before[name], old_headers))
+    for name in sorted(set(before) & set(after)):
+        if before[name] != after[name]:
+            was, now = before[name], after[name]
+            if isinstance(was, str) and isinstance(now, str):  # a Suricata rule: its words
+                detail = word_delta(was, now) if len(was.split()) > 1 and len(now.split()) > 1 else delta(was, now)
+            else:
+                more, gone = sorted(set(hosts(now)) - set(hosts(was))), sorted(set(hosts(was)) - set(hosts(now)))
+                detail = "; ".join(filter(None, [f"+{', '.join(more)}" if more else "", f"-{', '.join(gone)}" if gone else ""]))
+            lines.append(f"~ {name}" + (f" ({detail})" if detail else "") + groups.suffix(now, new_headers))
+    if not added and not removed and not paired and _ordered(new) and names_before != names_after:
+        at = next(i for i, (a, b) in enumerate(zip(names_before, names_after)) if a != b)
+        lines.append(f"~ rule order (the first match decides): rule {at + 1} was {_short(names_before[at])}, "
+                     f"is {_short(names_after[at])}")
+    return lines
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= SHOWN else name[:SHOWN - 3] + "..."
+
+
+def residual(old: dict, new: dict) -> tuple[dict, dict]:
+    """Both sides' inputs without the parts rule lines show: every rule's hosts (Azure), the rules a side has and the
+    other has not (their lines say so), the targets of a domain list, the sid lines of a Suricata group and the acl and
+    http_access lines of a squid.conf."""
+    return _residual(old, set(rules(new))), _residual(new, None)
+
+
+def _residual(resource: dict, other_names: Optional[set[str]]) -> dict:
+    """``other_names``: on the base side, the head's rule names (a rule the head no longer has is on its '-' line)."""
+    props, typ = copy.deepcopy(resource["props"]), resource["type"]
+    if typ == AZURE_RCG:
+        for collection in props.get("ruleCollections") or []:
+            if isinstance(collection, dict) and isinstance(collection.get("rules"), list):
+                kept = []
+                for rule in collection["rules"]:
+                    if not isinstance(rule, dict):
+                        kept.append(rule)
+                        continue
+                    if other_names is not None and f"{collection.get('name')}/{rule.get('name')}" not in other_names:
+                        continue  # removed: its '-' line says so; an added rule's sources and ports are still walked
+                    kept.append({k: v for k, v in rule.items() if k not in HOST_KEYS})
+                collection["rules"] = kept
+        return props
+    if typ == NFW_GROUP:
+        source = _source(props)
+        if isinstance(source.get("rulesSourceList"), dict):
+            source["rulesSourceList"].pop("targets", None)
+        elif isinstance(source.get("rulesString"), str):
+            source["rulesString"] = "\n".join(line for line in source["rulesString"].splitlines() if "sid:" not in line)
+        return props
+    conf = _squid_conf(props)
+    if conf is not None:
+        props["data"]["squid.conf"] = "\n".join(line for line in conf.splitlines() if not line.startswith(SQUID_RULES))
+    return props
