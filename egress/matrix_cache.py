@@ -7,12 +7,16 @@ Why it is safe (a hit prints exactly what a fresh run would):
   project directory, stack, format, table width, today's date (expiry and retirement depend on it) and the environment
   the core reads (EGRESS_TODAY, AWS_DATA_PATH, whether ~/.aws/models exists).
 - The entry lists every file the computing run opened for reading and every directory it listed, as the interpreter
-  itself reported them (``sys.addaudithook``: the ``open``, ``os.listdir`` and ``os.scandir`` events), outside the
-  Python installation (covered by the distributions' versions) and this package's bytecode; a hit re-reads each file
-  (SHA-256) and each directory listing and must find them all unchanged. A missing, unreadable or changed one is a miss.
+  itself reported them (``sys.addaudithook``: the ``open``, ``os.listdir`` and ``os.scandir`` events), and every path
+  whose existence or kind it asked (``os.stat``, behind ``Path.exists``/``is_file``/``is_dir`` and ``os.path``; no audit
+  event reports it, so ``os.stat`` is wrapped while the run computes): what it was, absence included (a catalog file
+  behind a dangling link, skipped as no file, counts once the link's target appears). All outside the Python
+  installation (covered by the distributions' versions) and this package's bytecode; a hit re-reads each file
+  (SHA-256), each directory listing and each path's kind and must find them all unchanged. Any change is a miss.
 - Only a run that printed no warning and raised no error is stored; errors are never cached. Output is stored as printed
-  (redacted), in a directory only the user can read, the newest KEEP entries kept. Off under pytest and with
-  EGRESS_NO_CACHE=1.
+  (redacted), the newest KEEP entries kept, in folders this user made and owns that nobody else can write (made 0700):
+  a cache folder owned by another user, writable by others, or a link, is not used at all (no cache, same output), so
+  nobody can plant an entry (its key is computable from public code). Off under pytest and with EGRESS_NO_CACHE=1.
 """
 from __future__ import annotations
 
@@ -20,15 +24,17 @@ import datetime
 import hashlib
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-VERSION = 1
+VERSION = 2  # 2: entries record the kind (or absence) of every path the run asked about
 KEEP = 64  # entries kept (newest first): one per stack, format and width in use, and a few older states
 PACKAGE = Path(__file__).resolve().parent
-_recording: Optional[dict[str, set[str]]] = None
+_recording: Optional[dict[str, Any]] = None
 _hooked = False
+_os_stat = os.stat
 
 
 def enabled() -> bool:
@@ -37,6 +43,48 @@ def enabled() -> bool:
 
 def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "egress-matrix" / "matrix"
+
+
+def _own_folder(folder: Path, create: bool) -> bool:
+    """Is ``folder`` one only this user can change: a real folder (no link) this user owns, not writable by group or
+    others? Made 0700 when missing and ``create``."""
+    if not hasattr(os, "getuid"):
+        return True  # Windows: no owner and mode bits to judge; the folder's ACL is the user profile's
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        if not create:
+            return False
+        try:
+            os.mkdir(folder, 0o700)
+            info = os.lstat(folder)
+        except OSError:
+            return False
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
+
+
+def trusted_dir(create: bool = False) -> Optional[Path]:
+    """The cache folder when it and its parent egress-matrix/ are this user's own (see _own_folder), else None: then
+    nothing is read from or written to it."""
+    folder = cache_dir()
+    if create:
+        try:
+            folder.parent.parent.mkdir(parents=True, exist_ok=True)  # ~/.cache (or XDG_CACHE_HOME): not ours to judge
+        except OSError:
+            return None
+    return folder if _own_folder(folder.parent, create) and _own_folder(folder, create) else None
+
+
+def _read_entry(path: Path) -> dict[str, Any]:
+    """An entry this user wrote: a regular file (no link) this user owns."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+            raise ValueError("not this user's entry")
+        return json.loads(handle.read().decode("utf-8"))
 
 
 def _installation() -> tuple[str, ...]:
@@ -68,6 +116,28 @@ def _listing(path: str) -> Optional[list[str]]:
         return None
 
 
+def _kind(path: str) -> str:
+    """What ``os.stat(path)`` finds: file, dir, other, missing, or an error number."""
+    try:
+        mode = _os_stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    except OSError as exc:
+        return f"error {exc.errno}"
+    except ValueError:  # an embedded NUL
+        return "invalid"
+    return "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "other"
+
+
+def _recording_stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+    """os.stat while a run computes: each path asked about is noted (with its kind when the entry is stored)."""
+    recording = _recording
+    if recording is not None and not args and kwargs.get("dir_fd") is None and kwargs.get("follow_symlinks", True) \
+            and isinstance(path, (str, os.PathLike)):
+        recording["stats"].add(os.path.abspath(os.fspath(path)))
+    return _os_stat(path, *args, **kwargs)
+
+
 def _hook(event: str, args: tuple) -> None:
     recording = _recording
     if recording is None or event not in ("open", "os.listdir", "os.scandir") or not args:
@@ -96,7 +166,8 @@ def _key(parts: list[Any]) -> str:
 
 
 def _hit(entry: dict[str, Any]) -> bool:
-    return all(_file_digest(path) == digest for path, digest in entry["files"].items()) and \
+    return all(_kind(path) == kind for path, kind in entry["stats"].items()) and \
+        all(_file_digest(path) == digest for path, digest in entry["files"].items()) and \
         all(_listing(path) == names for path, names in entry["dirs"].items())
 
 
@@ -106,36 +177,43 @@ def cached(parts: list[Any], compute: Callable[[], tuple[str, list[str]]]) -> tu
     if not enabled():
         return compute()
     key = _key(parts)
-    path = cache_dir() / f"{key}.json"
-    try:
-        entry = json.loads(path.read_text(encoding="utf-8"))
-        if entry.get("version") == VERSION and _hit(entry):
-            return entry["output"], []
-    except (OSError, ValueError, KeyError, AttributeError):
-        pass
+    folder = trusted_dir()
+    if folder is not None:
+        try:
+            entry = _read_entry(folder / f"{key}.json")
+            if entry.get("version") == VERSION and _hit(entry):
+                return entry["output"], []
+        except (OSError, ValueError, KeyError, AttributeError, TypeError):
+            pass
     if not _hooked:
         sys.addaudithook(_hook)
         _hooked = True
-    _recording = {"files": set(), "dirs": set()}
+    _recording = {"files": set(), "dirs": set(), "stats": set()}
+    os.stat = _recording_stat  # type: ignore[assignment]  # no audit event reports a stat (see the module's docstring)
     try:
         output, warnings = compute()
         recorded = _recording
     finally:
         _recording = None
+        os.stat = _os_stat  # type: ignore[assignment]
     if not warnings:
-        _store(path, output, recorded)
+        _store(key, output, recorded)
     return output, warnings
 
 
-def _store(path: Path, output: str, recorded: dict[str, set[str]]) -> None:
+def _store(key: str, output: str, recorded: dict[str, set[str]]) -> None:
     from .redact import redact
 
     installation = _installation()
     entry = {"version": VERSION, "output": redact(output),
+             "stats": {p: _kind(p) for p in sorted(recorded["stats"]) if _relevant(p, installation)},
              "files": {f: _file_digest(f) for f in sorted(recorded["files"]) if _relevant(f, installation)},
              "dirs": {d: _listing(d) for d in sorted(recorded["dirs"]) if _relevant(d, installation)}}
+    folder = trusted_dir(create=True)
+    if folder is None:
+        return  # a cache folder someone else could change: no cache, same output
+    path = folder / f"{key}.json"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

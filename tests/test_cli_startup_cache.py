@@ -112,6 +112,8 @@ def test_the_code_version_follows_every_source_file(tmp_path, monkeypatch):
 def test_only_the_newest_entries_are_kept(tmp_path, monkeypatch):
     folder = tmp_path / "egress-matrix" / "matrix"
     folder.mkdir(parents=True)
+    for own in (folder.parent, folder):
+        own.chmod(0o700)  # whatever the umask: the cache uses only folders nobody else can write
     for n in range(matrix_cache.KEEP + 10):
         old = folder / f"{n:064x}.json"
         old.write_text("{}")
@@ -122,3 +124,93 @@ def test_only_the_newest_entries_are_kept(tmp_path, monkeypatch):
     kept = sorted(p.name for p in folder.glob("*.json"))
     assert len(kept) == matrix_cache.KEEP
     assert f"{0:064x}.json" not in kept and f"{matrix_cache.KEEP + 9:064x}.json" in kept  # the oldest went first
+
+
+def run_matrix(project: Path, cache: Path, *args: str, **env: str) -> tuple[int, str, bool]:
+    """(exit code, stdout, whether the matrix was computed) of `egress matrix ARGS`."""
+    run = subprocess.run([sys.executable, "-c", PROBE_CODE, json.dumps(["matrix", "--project", str(project), *args])],
+                         cwd=project, capture_output=True, text=True, timeout=120,
+                         env={**{k: v for k, v in os.environ.items() if k != "EGRESS_NO_CACHE"}, "XDG_CACHE_HOME": str(cache),
+                              "COLUMNS": "120", **env})
+    out, _, tail = run.stdout.rpartition("\x00")
+    code, computed = json.loads(tail)
+    return code, out, computed
+
+
+PROBE_CODE = PROBE.replace("try:\n", "code = 0\ntry:\n").replace('json.dumps("egress.models" in sys.modules)',
+                                                                 'json.dumps([code, "egress.models" in sys.modules])')
+
+
+def test_a_file_appearing_behind_a_dangling_link_is_a_miss(project, tmp_path):
+    # review of issue 22, item 8: is_file() of the link found nothing and was a stat no audit event reports
+    cache = tmp_path / "cache"
+    target = tmp_path / "elsewhere" / "extra.yaml"
+    (project / "teams" / "payments" / "extra.yaml").symlink_to(target)
+    args = ("--stack", "aks-contoso", "--format", "csv")
+    first = run_matrix(project, cache, *args)
+    assert first[0] == 0 and run_matrix(project, cache, *args) == (0, first[1], False)  # the repeat is served from the cache
+    target.parent.mkdir()
+    target.write_text(EXTRA)
+    code, out, computed = run_matrix(project, cache, *args)
+    assert (code, computed) == (0, True) and "api.extra.example" in out and "api.extra.example" not in first[1]
+    assert out == run_matrix(project, cache, *args, EGRESS_NO_CACHE="1")[1]  # as without the cache
+    target.write_text("schema: 1\nkind: nonsense\n")
+    assert run_matrix(project, cache, *args)[0] == 1  # a changed file behind the link: read again, refused as without the cache
+
+
+EXTRA = """schema: 1
+kind: platform
+platform: extra
+title: Payments team (more)
+defaults: {role: payments, level: required, protocol: https}
+entries:
+  - id: extra-api
+    destination: api.extra.example
+    purpose: Another API
+    approval: {owner: team-payments, reference: "https://tickets.contoso.example/SEC-4713"}
+"""
+
+
+def test_an_absent_path_the_run_asked_about_is_recorded(project, tmp_path):
+    cache = tmp_path / "cache"
+    run_matrix(project, cache, "--stack", "aks-contoso")
+    entry = json.loads(next((cache / "egress-matrix" / "matrix").glob("*.json")).read_text())
+    assert entry["version"] == matrix_cache.VERSION and entry["stats"]
+    assert entry["stats"][str(project / "teams" / "payments" / "payments.yaml")] == "file"  # own.py's is_file()
+
+
+@pytest.mark.parametrize("kind", ["writable by others", "a link", "another owner"])
+def test_a_cache_folder_someone_else_can_change_is_not_used(project, tmp_path, kind):
+    cache = tmp_path / "cache"
+    folder = cache / "egress-matrix" / "matrix"
+    if kind == "a link":
+        (tmp_path / "planted").mkdir(mode=0o700)
+        folder.parent.mkdir(parents=True, mode=0o700)
+        folder.symlink_to(tmp_path / "planted")
+    else:
+        folder.mkdir(parents=True)
+        folder.chmod(0o700)
+        folder.parent.chmod(0o777 if kind == "writable by others" else 0o700)
+        if kind == "another owner":
+            if os.geteuid() != 0:
+                pytest.skip("giving a folder to another user needs root")
+            os.chown(folder, 65534, 65534)
+    fresh = run_matrix(project, tmp_path / "other-cache", "--stack", "dev", EGRESS_NO_CACHE="1")
+    # a planted entry for exactly this request would be served if the folder were trusted
+    for _ in range(2):
+        code, out, computed = run_matrix(project, cache, "--stack", "dev")
+        assert (code, out, computed) == (0, fresh[1], True)  # computed every time: no cache, same output
+    stored = folder if kind != "a link" else tmp_path / "planted"
+    assert not list(stored.glob("*.json"))
+
+
+def test_an_entry_that_is_not_this_users_own_file_is_not_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(matrix_cache, "enabled", lambda: True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert matrix_cache.cached(["z"], lambda: ("real", [])) == ("real", [])
+    entry = next((tmp_path / "egress-matrix" / "matrix").glob("*.json"))
+    planted = tmp_path / "planted.json"
+    planted.write_text(json.dumps({"version": matrix_cache.VERSION, "output": "planted", "files": {}, "dirs": {}, "stats": {}}))
+    entry.unlink()
+    entry.symlink_to(planted)
+    assert matrix_cache.cached(["z"], lambda: ("real", [])) == ("real", [])
