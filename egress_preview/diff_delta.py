@@ -89,8 +89,10 @@ def lead(old: str, new: str) -> str:
 def delta(old: str, new: str) -> str:
     """A printable delta of two similar values: word-level for text with words, else the differing characters with a
     little context ('...aaaaaaaa[X -> Y]bbbbbbbb...')."""
+    if old == new:  # the values differ where redaction hides them (a URL's credentials)
+        return f"{shorten(old)}: changed in a part not shown (redacted)"
     if len(old.split()) > 1 and len(new.split()) > 1:
-        context = lead(old, new)
+        context = shorten(lead(old, new), SHOWN // 2)
         return f"{context}: {word_delta(old, new)}" if context else word_delta(old, new)
     prefix = len(_common_prefix(old, new))
     suffix = len(_common_prefix(old[prefix:][::-1], new[prefix:][::-1]))

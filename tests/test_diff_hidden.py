@@ -145,3 +145,12 @@ def test_the_limits_put_dangerous_fields_first_and_count_the_rest():
     [change] = changes({"c": conf_old}, {"c": conf_new})
     assert change.line().startswith("~ c: +never_direct allow all, # other 0") and f"... {4} more" in change.line()
     assert len(change.json()["added"]) == ITEMS + 4
+
+
+def test_a_change_only_redaction_hides_is_still_a_change_and_never_shows_the_secret():
+    found = changes({"u": "http://alice:pw-one@proxy.example.com:3128", "l": ["http://alice:pw-one@h"]},
+                    {"u": "http://alice:pw-two@proxy.example.com:3128", "l": ["http://alice:pw-two@h"]})
+    lines = [c.line() for c in found]
+    assert lines == ["~ l: +http://(credentials hidden)@h; -http://(credentials hidden)@h",
+                     '~ u: "http://(credentials hidden)@proxy.example.com:3128": changed in a part not shown (redacted)']
+    assert "pw-" not in json.dumps([c.json() for c in found])
