@@ -347,9 +347,11 @@ def explain_command(
     denies it; or, with --rule, the requirements behind a rule name; or, for log lines (one as the argument, many on stdin),
     what each line says happened, the source's role, the requirements and what the stack's rules would do with that flow.
 
-    Exit status with log lines: 0 every line allowed; 3 a line says denied, or the stack's rules deny its flow; 1 bad
-    input (a single line unreadable, or no line on stdin readable). A DESTINATION[:PORT] exits 0 whatever it finds (as
-    before); --rule exits 1 when it names no rule."""
+    Exit status: 0 everything explained is allowed; 3 something is denied: a log line says denied, or a target that
+    enforces the flow denies it (DESTINATION[:PORT]: any target; a log line: the target running the engine that wrote
+    it, azure for Azure Firewall, aws for Network Firewall, kubernetes for Squid, when the stack has it); a target that
+    leaves the flow's requirement or role out is shown, not counted; 1 bad input (a single line unreadable, no line on
+    stdin readable, or --rule naming no rule)."""
     import json
     from contextlib import nullcontext
 
@@ -383,6 +385,11 @@ def explain_command(
         else:
             result = explain_destination(catalog, profile, reqs, artefacts, target, port, role)
     _out(json.dumps(to_json(result), indent=2) + "\n" if fmt is ExplainFormat.json else format_text(result))
+    if rule is None:
+        from .explain.verdict import DENIED_EXIT, denied
+
+        if denied(result.decisions):
+            sys.exit(DENIED_EXIT)  # a target enforcing the flow denies it: the same rule as for a log line (verdict.py)
     if rule is not None and not result.found:
         raise EgressError(f"no rule of stack '{stack}' is named '{rule}'. Fix: copy the rule name from the log line (Azure rule, "
                           "AWS sid or rule group, squid ACL), or use a close name listed above")

@@ -311,7 +311,7 @@ Required by 1 requirement(s):
     cited: {AKS_PAGE} § Azure Global required FQDN / application rules
 Targets:
   azure nodes -> mcr.microsoft.com https/443: allowed by rule collection group egress-dev-aks, collection aks-application, rule aks-core-https
-  aws nodes -> mcr.microsoft.com https/443: denied by rule group egress-dev-nodes-tls-sni, sid 78551456, msg "not matching any TLS allowlisted FQDNs"
+  aws nodes -> mcr.microsoft.com https/443: denied by rule group egress-dev-nodes-tls-sni, sid 78551456, msg "not matching any TLS allowlisted FQDNs" (not counted: aws does not enforce this flow for the stack)
     aws does not enforce this requirement for this stack (its platforms, roles or protocols leave it out)
   kubernetes nodes -> mcr.microsoft.com https/443: allowed by acl aks-core-https (http_access allow CONNECT role-nodes ports-443 aks-core-https)
 """

@@ -10,7 +10,9 @@
 
 ``artefacts_by_target`` maps a target name to what ``TARGETS[name].render(plan)`` or ``TARGETS[name].deployed(resources)``
 returns. query.py: what was asked and which requirements match; azure.py, aws.py, kubernetes.py: each target's
-deciding rule and rule inventory; destination.py, rule.py: the two questions; output.py: text and JSON.
+deciding rule and rule inventory; destination.py, rule.py: the two questions; output.py: text and JSON; logs*.py,
+log_input.py: log lines; verdict.py: the one rule the exit status follows (a denial counts where the target enforces
+the flow; a log line is judged by the target of the engine that wrote it).
 """
 from __future__ import annotations
 

@@ -82,12 +82,14 @@ def _alternative(judge, req: Requirement, probe: Probe) -> Optional[tuple[Probe,
 
 
 def _decision(name: str, judge, probe: Probe, req: Optional[Requirement], enforced_keys: set, roles: list[str]) -> Decision:
+    enforced = req is None or req.key in enforced_keys
+
     def decided(outcome: Outcome, asked: Probe, notes: tuple[str, ...] = ()) -> Decision:
         verdict = ALLOWED if outcome.allowed else DENIED if outcome.carried else NOT_ENFORCED
         return Decision(name, asked.role, asked.destination, asked.protocol, str(asked.ports), verdict, req is not None, outcome.rules,
-                        outcome.reason, notes + outcome.notes)
+                        outcome.reason, notes + outcome.notes, enforced)
 
-    base = Decision(name, probe.role, probe.destination, probe.protocol, str(probe.ports), NOT_ENFORCED, req is not None)
+    base = Decision(name, probe.role, probe.destination, probe.protocol, str(probe.ports), NOT_ENFORCED, req is not None, enforced=False)
     if judge.missing:
         return replace(base, reason=judge.missing)
     if probe.role not in roles:
@@ -96,7 +98,7 @@ def _decision(name: str, judge, probe: Probe, req: Optional[Requirement], enforc
     if not probe.sources:
         return replace(base, reason=f"role {probe.role} has no source CIDRs in the stack")
     notes: tuple[str, ...] = ()
-    if req is not None and req.key not in enforced_keys:
+    if not enforced:
         why = "its platforms, roles or protocols leave it out"
         if req.level != "required":  # a recommended/optional row the target cannot express is left out of it, with a note
             why += f", or it cannot express this {req.level} row ({name}/left-out.txt in the render says)"

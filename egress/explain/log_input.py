@@ -24,6 +24,15 @@ def _read(stdin: IO[str]) -> str:
         return ""
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines as the engines end them: at \\n (a \\r before it dropped). Not str.splitlines(), which also ends a line at
+    \\v, \\f, \\x1c-\\x1e, \\x85, U+2028 and U+2029: characters a JSON string or a URL in a record may hold raw."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def _is_terminal(stdin: Optional[IO[str]]) -> bool:
     try:
         return stdin is None or stdin.isatty()
@@ -49,7 +58,7 @@ def log_lines(argument: Optional[str], rule: Optional[str], role: Optional[str],
         lines = [(1, argument)]
     else:
         text = _read(stdin) if stdin is not None else ""
-        lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+        lines = [(number, line) for number, line in enumerate(split_lines(text), start=1) if line.strip()]
         if not lines:
             raise EgressError(f"stdin holds no log line. Fix: {_GIVE.split('Fix: ', 1)[0].rstrip('. ')}")
     if role is not None:

@@ -6,9 +6,11 @@
         read by egress/learn/lines.py (an Azure CSV export's rows with the columns of its header row). The flow's source role is the most specific of the stack's roles and source groups
         holding its source address (as ``egress learn`` groups flows); each target judges the flow from that address.
 
-A line is ``denied`` when the log says so (Deny, blocked, TCP_DENIED) or a target of the stack would deny it;
-``ignored`` when it records no decision on a flow the matrix could name (a flow event, Squid's 407 challenge);
-``skipped`` when it cannot be read; else ``allowed``. ``DENIED_EXIT`` is the command's exit status when any is denied.
+A line is ``denied`` when the log says so (Deny, blocked, TCP_DENIED) or the stack's rules deny its flow, judged by
+verdict.py's rule: the target running the engine that wrote the line (Azure Firewall: azure, Network Firewall: aws,
+Squid: kubernetes) when the stack has it, the others shown for information; a denial counts only where that target
+enforces the flow. ``ignored`` when it records no decision on a flow the matrix could name (a flow event, Squid's 407
+challenge); ``skipped`` when it cannot be read; else ``allowed``. ``DENIED_EXIT`` is the exit status when any is denied.
 """
 from __future__ import annotations
 
@@ -23,8 +25,9 @@ from ..profile import Profile
 from .destination import _decision, judges, origins
 from .model import ALLOWED, DENIED, NOT_ENFORCED, Decision, Need, Probe
 from .query import kind_of, needs
+from .verdict import DENIED_EXIT, ENGINE_TARGET, allowed, denied
 
-DENIED_EXIT = 3  # not 1 (bad input) nor 2 (usage): a script tells "something is denied" from "it failed"
+__all__ = ["DENIED_EXIT", "ENGINE_TARGET", "LineExplanation", "LogExplanation", "explain_log_lines"]
 ALLOWED_LINE, DENIED_LINE, IGNORED_LINE, SKIPPED_LINE = "allowed", "denied", "ignored", "skipped"
 
 
@@ -39,6 +42,7 @@ class LineExplanation:
     source_role: str = ""  # the role or source group the flow is judged for; '' when none holds the source
     source_roles: tuple[str, ...] = ()  # every role and group holding the source, the most specific first
     kind: str = ""
+    judged_by: str = ""  # the target whose decision the line's status reads ('' : every target's)
     requirements: tuple[Need, ...] = ()
     decisions: tuple[Decision, ...] = ()
     notes: tuple[str, ...] = ()
@@ -73,10 +77,13 @@ def _judged(name: str, judge, probe: Probe, req: Optional[Requirement], keys: se
     if probe.role:
         return _decision(name, judge, probe, req, keys, roles)
     if judge.missing:
-        return Decision(name, "", probe.destination, probe.protocol, str(probe.ports), NOT_ENFORCED, False, reason=judge.missing)
+        return Decision(name, "", probe.destination, probe.protocol, str(probe.ports), NOT_ENFORCED, False, reason=judge.missing,
+                        enforced=False)
     outcome = judge.decide(probe, probe.sources[0])  # a source of no role: the rules still see the address
     verdict = ALLOWED if outcome.allowed else DENIED if outcome.carried else NOT_ENFORCED
-    return Decision(name, "", probe.destination, probe.protocol, str(probe.ports), verdict, False, outcome.rules, outcome.reason, outcome.notes)
+    # shown, not counted: the stack enforces nothing for a source in none of its roles (another stack's rules may cover it)
+    return Decision(name, "", probe.destination, probe.protocol, str(probe.ports), verdict, False, outcome.rules, outcome.reason, outcome.notes,
+                    enforced=False)
 
 
 def _explain(number: int, line: LogLine, stack: str, requirements: list[Requirement], networks, targets, written) -> LineExplanation:
@@ -90,21 +97,20 @@ def _explain(number: int, line: LogLine, stack: str, requirements: list[Requirem
     req = next((r for r in matched if r.role == role), None)
     notes = []
     if not held:
-        notes.append(f"source {line.source} is in no role or source group of stack {stack}: the rules are asked about the address alone")
+        notes.append(f"source {line.source} is in no role or source group of stack {stack}: the rules are asked about the address alone; a denial is shown, not counted (the stack enforces no flow from it)")
     decisions = []
     for name, judge, enforced in targets:
         probe = Probe(role, (line.source,), kind, line.destination, line.protocol, PortRange(line.port, line.port))
         decisions.append(_judged(name, judge, probe, req, {r.key for r in enforced}, sorted({r.role for r in enforced})))
-    render_denies = any(d.outcome == DENIED for d in decisions)
-    render_allows = decisions and all(d.outcome == ALLOWED for d in decisions if d.outcome != NOT_ENFORCED) and \
-        any(d.outcome == ALLOWED for d in decisions)
+    render_denies, render_allows = denied(decisions, line.engine), allowed(decisions, line.engine)
+    judged_by = ENGINE_TARGET[line.engine] if any(d.target == ENGINE_TARGET[line.engine] for d in decisions) else ""
     if line.action == "deny" and render_allows:
         notes.append("the log says it was denied, the stack's rules allow it: the firewall that logged it does not run this stack's "
                      "rules yet (deploy them), or the flow left from elsewhere")
     elif line.action == "allow" and render_denies:
         notes.append("the log says it was allowed, the stack's rules deny it: once this stack is deployed, this flow stops")
     status = DENIED_LINE if line.action == "deny" or render_denies else ALLOWED_LINE
-    return LineExplanation(number, status, line, source_role=role, source_roles=held, kind=kind,
+    return LineExplanation(number, status, line, source_role=role, source_roles=held, kind=kind, judged_by=judged_by,
                            requirements=tuple(Need.of(r, "", written) for r in matched), decisions=tuple(decisions), notes=tuple(notes))
 
 

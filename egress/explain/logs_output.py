@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..learn.flows import iso
+from ..learn.lines import printable
 from .logs import SKIPPED_LINE, LineExplanation, LogExplanation
 from .output import _decision, _decision_line, _need, _need_lines
 
@@ -46,7 +47,13 @@ def _line_text(e: LineExplanation, stack: str) -> list[str]:
             lines += _need_lines(need, "    ")
     else:
         lines.append(f"  not required: no requirement of stack {stack} asks for this flow")
-    lines.append("  targets:" if e.decisions else "  targets: none (no target artefacts given)")
+    if not e.decisions:
+        lines.append("  targets: none (no target artefacts given)")
+    elif e.judged_by and len({d.target for d in e.decisions}) > 1:
+        lines.append(f"  targets (judged by {e.judged_by}: {_ENGINES[line.engine]} wrote the line; the others for "
+                     "information):")
+    else:
+        lines.append("  targets:")
     lines += [f"  {text}" for decision in e.decisions for text in _decision_line(decision)]
     lines += [f"  note: {note}" for note in e.notes]
     return lines
@@ -58,7 +65,9 @@ def format_log_text(explanation: LogExplanation) -> str:
         lines += _line_text(e, explanation.stack)
     counts = ", ".join(f"{explanation.count(s)} {s}" for s in ("allowed", "denied", "ignored", "skipped"))
     lines.append(f"{len(explanation.lines)} line(s): {counts}")
-    return "\n".join(lines) + "\n"
+    # Every field a line holds came from whoever wrote the log (a Host, a URL, a rule name): no control character of it
+    # reaches the terminal (an escape sequence, a line break); the JSON form escapes them itself.
+    return "\n".join(map(printable, lines)) + "\n"
 
 
 def _line_json(e: LineExplanation, stack: str) -> dict[str, Any]:
@@ -72,7 +81,7 @@ def _line_json(e: LineExplanation, stack: str) -> dict[str, Any]:
         "destination": line.destination or None if line else None, "kind": e.kind or None,
         "port": line.port if line else None, "protocol": line.protocol or None if line else None,
         "requirements": [_need(n) for n in e.requirements], "decisions": [_decision(d) for d in e.decisions],
-        "notes": list(e.notes), "text": line.text if line else None,
+        "notes": list(e.notes), "text": line.text if line else None, "judged_by": e.judged_by or None,
     }
 
 

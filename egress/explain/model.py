@@ -141,6 +141,9 @@ class Decision:
     rules: tuple[RuleRef, ...] = ()
     reason: str = ""
     notes: tuple[str, ...] = ()
+    # The target enforces this flow for the stack: its role and, when a requirement asks for the flow, that requirement.
+    # A DENIED decision of a target that does not (verdict.counts) is shown, never counted in the exit status.
+    enforced: bool = True
 
 
 @dataclass(frozen=True)

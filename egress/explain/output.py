@@ -46,6 +46,7 @@ def _decision_line(d: Decision) -> list[str]:
         head += "" if d.required else ", though no requirement asks for it"
     elif d.outcome == DENIED:
         head += f"denied by {'; '.join(map(_rule_text, d.rules))}" if d.rules else f"denied: {d.reason}"
+        head += "" if d.enforced else f" (not counted: {d.target} does not enforce this flow for the stack)"
     else:
         head += f"not enforced: {d.reason}"
     return [head] + [f"    {note}" for note in d.notes]
@@ -133,7 +134,8 @@ def _rule(r: RuleRef) -> dict[str, Any]:
 
 def _decision(d: Decision) -> dict[str, Any]:
     return {"target": d.target, "role": d.role, "destination": d.destination, "protocol": d.protocol, "ports": d.ports,
-            "outcome": d.outcome, "required": d.required, "rules": [_rule(r) for r in d.rules], "reason": d.reason, "notes": list(d.notes)}
+            "outcome": d.outcome, "required": d.required, "rules": [_rule(r) for r in d.rules], "reason": d.reason, "notes": list(d.notes),
+            "enforced": d.enforced}
 
 
 def _entry(e: EntryRef) -> dict[str, Any]:

@@ -32,6 +32,8 @@ from ..errors import EgressError
 from . import aws, azure, squid
 from .flows import Unusable, canonical_ip, epoch, evidence, is_ip, logged_host, parse_time
 from .formats import _SQUID
+from .lines_text import printable
+from .squid_codes import squid_decision
 
 AZURE_RECORDS = ("AZFWApplicationRule", "AZFWNetworkRule")
 AZURE_LEGACY = ("AzureFirewallApplicationRule", "AzureFirewallNetworkRule")
@@ -47,9 +49,11 @@ _FIX = ("pass one log line as the engine writes it: an Azure Firewall record (AZ
 
 
 class LineError(EgressError):
-    """A line ``egress explain`` cannot read: ``problem`` and ``fix`` name the field and value (never a traceback)."""
+    """A line ``egress explain`` cannot read: ``problem`` and ``fix`` name the field and value (never a traceback; the
+    problem quotes the log, so its control characters are escaped)."""
 
     def __init__(self, problem: str, fix: str = _FIX):
+        problem = printable(problem)
         super().__init__(f"{problem}. Fix: {fix}")
         self.problem, self.fix = problem, fix
 
@@ -76,6 +80,10 @@ class LogLine:
     @property
     def destination(self) -> str:
         return self.host or self.address
+
+
+def _evidence(text: str) -> str:
+    return printable(evidence(text))
 
 
 def engine_of(text: str) -> Optional[str]:
@@ -190,7 +198,7 @@ def _azure_row(row: dict[str, Any], raw: str, shape: str, time_text: str) -> Log
     port_text = value("DestinationPort")
     return LogLine("azure", shape, action, said, rule, _ip(value("SourceIp"), "SourceIp"), host,
                    _ip(address, "DestinationIp") if address else "", _port(port_text, "DestinationPort") if port_text else None,
-                   protocol, parse_time(time_text or value("TimeGenerated")), evidence(raw), ignored)
+                   protocol, parse_time(time_text or value("TimeGenerated")), _evidence(raw), ignored)
 
 
 def _message(msg: str, raw: str, shape: str, time_text: str = "") -> LogLine:
@@ -219,7 +227,7 @@ def _message(msg: str, raw: str, shape: str, time_text: str = "") -> LogLine:
     ignored = azure.NO_ROW if not protocol else unusable or ("" if host else NO_DESTINATION)
     return LogLine("azure", shape, action, said, rule, _ip(fields["src"].strip("[]"), "the source address"), "" if address else host,
                    address, _port(fields["dport"], "the destination port") if fields["dport"] else None, protocol, parse_time(time_text),
-                   evidence(raw), ignored if action else "an Action other than Allow, Deny, drop or alert")
+                   _evidence(raw), ignored if action else "an Action other than Allow, Deny, drop or alert")
 
 
 def _nfw(record: dict[str, Any], event: dict[str, Any], raw: str, shape: str) -> LogLine:
@@ -227,7 +235,7 @@ def _nfw(record: dict[str, Any], event: dict[str, Any], raw: str, shape: str) ->
     alert = event.get("alert")
     if event.get("event_type") != "alert" or not isinstance(alert, dict):
         said = f"a {evidence(str(event.get('event_type', '')))[:30]} event, no decision"
-        return LogLine("aws-nfw", shape, "", said, "", "", "", "", None, "", time, evidence(raw), aws.NOT_ALERT)
+        return LogLine("aws-nfw", shape, "", said, "", "", "", "", None, "", time, _evidence(raw), aws.NOT_ALERT)
     action_text = str(alert.get("action", ""))
     action = {"allowed": "allow", "blocked": "deny"}.get(action_text)
     if action is None:
@@ -244,7 +252,7 @@ def _nfw(record: dict[str, Any], event: dict[str, Any], raw: str, shape: str) ->
         host, unusable = "", skip.reason
     protocol = aws._protocol(event) or ""
     return LogLine("aws-nfw", shape, action, action_text, rule, _ip(event["src_ip"], "event.src_ip"), host,
-                   _ip(event["dest_ip"], "event.dest_ip"), _port(event["dest_port"], "event.dest_port"), protocol, time, evidence(raw),
+                   _ip(event["dest_ip"], "event.dest_ip"), _port(event["dest_port"], "event.dest_port"), protocol, time, _evidence(raw),
                    aws.NO_ROW if not protocol else unusable)
 
 
@@ -254,9 +262,9 @@ def _squid(line: str) -> LogLine:
         raise LineError(f"the Squid line has {len(fields)} fields, the native format has {squid.FIELDS} (time elapsed client code/status "
                         "bytes method URL user hierarchy/peer type)", "pass the whole access.log line (logformat squid, the default)")
     code, _, status = fields[3].partition("/")
-    action = "deny" if "DENIED" in code else "allow"
+    action, meaning = squid_decision(code, status)
     ignored = ""
-    if action == "deny" and status == "407":
+    if status == "407" and action != "allow":
         action, ignored = "", squid.AUTH_CHALLENGE
     host = address = protocol = ""
     port = None
@@ -267,5 +275,6 @@ def _squid(line: str) -> LogLine:
             ignored = skip.reason
     if host and is_ip(host):
         host, address = "", host
-    return LogLine("squid", "access.log", action, fields[3], "", _ip(fields[2], "the client address"), host, address, port, protocol,
-                   epoch(fields[0]), evidence(line), ignored)
+    said = printable(fields[3]) + (f" ({meaning})" if meaning else "")
+    return LogLine("squid", "access.log", action, said, "", _ip(fields[2], "the client address"), host, address, port, protocol,
+                   epoch(fields[0]), _evidence(line), ignored)
