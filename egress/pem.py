@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Optional
 
 from .addresses import AddressError
 
@@ -70,14 +71,26 @@ def foreign_blocks(text: str) -> list[Foreign]:
 _KEY_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY)-----")
 
 
+def private_key_label(value: object) -> Optional[str]:
+    """The type of the first PEM private key block anywhere in ``value`` (text, or lists and mappings of it, keys too)."""
+    if isinstance(value, str):
+        found = _KEY_BEGIN.search(value)
+        return found.group(1) if found else None
+    items = [*value.keys(), *value.values()] if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+    return next((label for label in map(private_key_label, items) if label), None)
+
+
+def private_key_problem(label: str, where: str = "") -> AddressError:
+    return AddressError(f"{where}holds a PEM '{label}' block (private key material), which would be stored in plain text",
+                        f"remove it; {_EXPOSED}")
+
+
 def check_no_private_key(value: object) -> None:
-    """Raise AddressError when a setting that holds no PEM (a string or list of them) holds a PEM private key block."""
+    """Raise AddressError when a setting that holds no PEM (text, a list or a mapping) holds a PEM private key block."""
     for number, item in enumerate(value if isinstance(value, (list, tuple)) else [value]):
-        found = _KEY_BEGIN.search(item) if isinstance(item, str) else None
-        if found:
-            where = f"item {number} " if isinstance(value, (list, tuple)) else ""
-            raise AddressError(f"{where}holds a PEM '{found.group(1)}' block (private key material), which would be stored in plain text",
-                               f"remove it; {_EXPOSED}")
+        label = private_key_label(item)
+        if label:
+            raise private_key_problem(label, f"item {number} " if isinstance(value, (list, tuple)) else "")
 
 
 def check_certificates_only(text: str) -> None:

@@ -20,7 +20,8 @@ from .infra_endpoints import bmc_endpoint, hosts_and_ports, openstack_endpoint
 from .pem import check_certificates_only, check_no_private_key
 from .profile_messages import explain
 from .spellings import azure_location, openshift_platform, split_no_proxy
-from .redact import refuse_credentials
+from .redact import HIDDEN, refuse_credentials
+from .secret_like import looks_secret
 from .models import AzureCloudName, CloudVariant, DatadogSite, Level, NodeOs, OpenShiftPlatform, Role
 from .own_settings import GROUP_NAME, StackEntry, check_groups, parse_catalog_ref
 from .registry_spec import ContainerRegistry, check_registry_list
@@ -856,7 +857,8 @@ def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str,
     skip = set(broken)
     for key, value in values.items():
         if key not in known:
-            found.append(_error(file, stack, lines, key, value, "unknown setting", did_you_mean(key, known, listing="settings")))
+            shown = HIDDEN if looks_secret(value, key) else value  # an unknown key's meaning is unknown: a secret-like value stays hidden
+            found.append(_error(file, stack, lines, key, shown, "unknown setting", did_you_mean(key, known, listing="settings")))
             skip.add(closest(key, known) or key)
     values = {key: value for key, value in values.items() if key in known}
     for key in skip & set(known):

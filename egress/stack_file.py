@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import ProfileError
+from .pem import private_key_label, private_key_problem
+from .redact import HIDDEN, PEM_SHOWN
+from .secret_like import looks_secret
 from .stack_rules import (DECIMAL, Secure, SettingProblem, check_key, cli_text, hides_value, is_ciphertext, not_boolean,
                           parse_setting)
 from .suggest import closest
@@ -120,11 +123,17 @@ class _Reader:
                lines: dict[str, int]) -> None:
         """One config line into values / settings / secrets / lines; raises ProfileError."""
         full = key.text
+        if full != f"{self.project}:proxyTrustedCa":  # that one's own check names the block (pem.check_certificates_only)
+            label = private_key_label([key.text, *_texts(node)])  # in any namespace: the file is committed either way
+            if label:
+                problem = private_key_problem(label)
+                raise self.fail(key.line, f"config.{full}", PEM_SHOWN, problem.problem, problem.fix)
         try:
             name = check_key(full, self.project, self.declared)
         except SettingProblem as exc:
-            hidden = hides_value(full.rpartition(":")[2], self.secret) or _has_secure(node)
-            raise self.fail(key.line, f"config.{full}", "(hidden)" if hidden else _shown(node), exc.problem, exc.fix) from None
+            shown = _shown(node)
+            hidden = hides_value(full.rpartition(":")[2], self.secret) or _has_secure(node) or looks_secret(shown, full)
+            raise self.fail(key.line, f"config.{full}", HIDDEN if hidden else shown, exc.problem, exc.fix) from None
         values[full] = self._value(full, node)
         if name is None:
             return  # a provider's setting: Pulumi's business, passed on as is
@@ -299,6 +308,15 @@ def _has_secure(node: Node) -> bool:
     if isinstance(node, Map):
         return _secure(node) is not None or any(_has_secure(value) for _, value in node.entries)
     return False
+
+
+def _texts(node: Node) -> list[str]:
+    """Every scalar's text in a value, mapping keys included."""
+    if isinstance(node, Scalar):
+        return [node.text]
+    if isinstance(node, Seq):
+        return [text for item in node.items for text in _texts(item)]
+    return [text for key, value in node.entries for text in (key.text, *_texts(value))]
 
 
 def _shown(node: Node) -> Any:
