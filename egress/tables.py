@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 GAP = "  "
+MIN_WIDTH = 20  # narrower (COLUMNS=5) the table is laid out as blocks for this width: a terminal wraps them, ids stay whole
 FLOOR = 8  # the narrowest a wrapped grid column gets (or its header, or its whole text, when those are narrower)
 DETAIL_FLOOR = 24  # in layout 1, a detail column narrower than this reads worse than layout 2's full-width lines
 _BREAK_AFTER = "/.-,;:?&#=_"
@@ -148,6 +149,7 @@ def table_lines(columns: Sequence[Column], rows: Sequence[Sequence[str]], width:
     gaps = len(GAP) * (len(columns) - 1)
     if width is None or sum(natural) + gaps <= width:
         return _grid(columns, rows, natural)
+    width = max(width, MIN_WIDTH)
     # 1. every column in the grid; long words of detail columns must not be cut more than needed
     floors = [max(cell_width(c.header), min(natural[i], FLOOR)) for i, c in enumerate(columns)]
     floors = [max(floor, min(natural[i], c.min_width)) for i, (c, floor) in enumerate(zip(columns, floors))]
@@ -176,7 +178,7 @@ def table_lines(columns: Sequence[Column], rows: Sequence[Sequence[str]], width:
             lines.append("")
         for i, c in enumerate(columns):
             if c.keep:
-                lines.extend(_hanging(f"{c.header}: ", row[i].replace("\n", ", "), width, indent=0))
+                lines.extend(_kept(c.header, row[i].split("\n"), width))
         packed = ""
         for i, c in enumerate(columns):
             if c.keep or c.detail:
@@ -197,6 +199,20 @@ def table_lines(columns: Sequence[Column], rows: Sequence[Sequence[str]], width:
             if c.detail and row[i]:
                 lines.extend(_hanging(f"{c.header}: ", row[i], width, indent=0))
     return lines
+
+
+def _kept(header: str, ids: list[str], width: int) -> list[str]:
+    """Identifiers as "header: a, b", wrapped between ids only: one longer than the line stands alone on its own, whole."""
+    if cell_width(f"{header}: {', '.join(ids)}") <= width:
+        return [f"{header}: {', '.join(ids)}"]
+    lines, line = [f"{header}:"], ""
+    for n, name in enumerate(ids):
+        item = name + ("," if n < len(ids) - 1 else "")
+        if line and cell_width(f"{line} {item}") > width:
+            lines.append(line)
+            line = ""
+        line = f"{line} {item}" if line else f"  {item}"
+    return [*lines, line] if line else lines
 
 
 def _hanging(label: str, text: str, width: int, indent: int) -> list[str]:

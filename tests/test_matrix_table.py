@@ -133,3 +133,19 @@ def test_the_probe_table_wraps_its_detail_under_itself():
     assert max(map(cell_width, fitted)) <= 100
     assert fitted[1].startswith(lines[1][:column]) and fitted[2].startswith(" " * column) and fitted[2][column] != " "
     assert squeezed(" ".join(fitted)) == squeezed(" ".join(lines))
+
+
+@pytest.mark.parametrize("width", ["5", "12", "19", "24", "33"])
+def test_entry_ids_are_never_broken_however_narrow(run_cli, monkeypatch, width):
+    # review of issue 22: COLUMNS=5 broke ids into 3-letter pieces
+    out = matrix(run_cli, monkeypatch, width)
+    data = json.loads(matrix(run_cli, monkeypatch, None, "--format", "json"))
+    words = {word.rstrip(",") for line in out.splitlines() for word in line.split()}
+    for req in data["requirements"]:
+        assert set(req["entries"]) <= words, req["entries"]
+
+
+def test_kept_cells_wrap_between_ids_only():
+    columns = [Column("entry", keep=True), Column("what")]
+    lines = table_lines(columns, [["first-identifier\nsecond-identifier-that-is-long", "x"]], 24)
+    assert lines[:3] == ["entry:", "  first-identifier,", "  second-identifier-that-is-long"]
