@@ -58,8 +58,11 @@ def test_a_duplicate_file_is_a_bug_not_a_silent_overwrite(monkeypatch):
     plan = compile_kubernetes(catalog, profile, reqs)
     twice = module.objects(plan) * 2
     monkeypatch.setattr(module, "objects", lambda plan: twice)
-    with pytest.raises(ValueError, match="two Kubernetes objects render to kubernetes/proxy-cluster.yaml"):
+    from egress.errors import EgressError
+
+    with pytest.raises(EgressError, match="kubernetes/proxy-cluster.yaml: two Kubernetes objects") as info:  # was a bare ValueError
         module.render(plan)
+    assert "nothing was written" in str(info.value) and "Fix: " in str(info.value)  # the CLI prints it, exit 1, no traceback
 
 
 OLD = {"kubernetes/proxy-_cluster-cluster.yaml": "old proxy\n", "kubernetes/namespace-_cluster-egress-proxy.yaml": "old namespace\n",

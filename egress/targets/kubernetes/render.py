@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from ...errors import EgressError
 from ..options import left_out_text
 from .api_allowlist import generic_service, kkp_cluster_patch
 from .cluster_proxy import aks_http_proxy_config, kkp_seed_patch, kubeadm_proxy_env, openshift_proxy, openshift_trusted_ca
@@ -42,6 +43,10 @@ def objects(plan: KubernetesPlan) -> list[tuple[dict, bool]]:
     return out
 
 
+class FileNameCollision(EgressError):
+    """Two objects would be written to one file: one would silently replace the other."""
+
+
 def file_name(obj: dict) -> str:
     """One file per object, named so that no two objects share one: every kind rendered here is one CamelCase word (no
     '-' or '.'), and a namespace is a DNS label (no '.'; kubernetes.io, "Object Names and IDs"), so the kind ends at the
@@ -58,7 +63,10 @@ def render(plan: KubernetesPlan) -> dict[str, str]:
     for obj, patch in objects(plan):
         name = file_name(obj)
         if name in files:  # kinds named alike in two API groups (one namespaced, one not): a bug here, not the user's
-            raise ValueError(f"two Kubernetes objects render to {name}")
+            meta = obj["metadata"]
+            raise FileNameCollision(f"{name}: two Kubernetes objects ({obj['kind']} '{meta.get('namespace', '')}/{meta['name']}' and another) "
+                                    "would be written to this one file, so one would replace the other; nothing was written. Fix: this is "
+                                    "a defect of egress-matrix, not of the stack: report it with the stack file")
         header = PATCH_NOTE if patch else ""
         if carries_credentials and obj["kind"] in ("Proxy", "Seed", "Secret"):
             header += CREDENTIALS_NOTE
