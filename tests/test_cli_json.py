@@ -101,3 +101,16 @@ def test_preview_json(run_cli, tmp_path):
     assert [c["target"] for c in doc["coverage"]] == ["azure", "aws", "kubernetes"]
     assert all(c["allowed"] == c["enforced"] for c in doc["coverage"])
     assert "wrote " in err
+
+
+def test_a_failed_json_command_prints_nothing_on_stdout(run_cli, project_copy, tmp_path):
+    # One contract for every --format json report (review of issue 22): a command that cannot make its report (bad input)
+    # exits 1 with the one error on stderr and leaves stdout empty; a report with a verdict (policy-events, explain) is
+    # still printed, its exit code saying the verdict. A script checks the exit code first, then parses stdout.
+    stack = project_copy / "stacks" / "Pulumi.aks-public.yaml"
+    stack.write_text(stack.read_text().replace("config:\n", "config:\n  egress-matrix:colour: red\n", 1))
+    for command in (["render", "--stack", "aks-public", "--out", str(tmp_path / "out")], ["catalog", "check"], ["stacks", "check"],
+                    ["matrix", "--stack", "aks-public"]):
+        code, out, err = run_cli(*command, "--format", "json", "--project", str(project_copy))
+        assert (code, out) == (1, ""), (command, out)
+        assert "config.egress-matrix:colour" in err and "Traceback" not in err, command
