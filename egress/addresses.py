@@ -121,9 +121,12 @@ def parse_no_proxy_entry(text: str) -> str:
     if not isinstance(text, str) or not text:
         raise AddressError("a noProxy entry must be a non-empty string", "write a domain, an IP or a CIDR")
     check_ascii(text)
-    if "," in text or any(c.isspace() or not c.isprintable() for c in text):
-        raise AddressError(f"{text!r} holds a ',', white space or a control character: the list is joined with ',', so it would become several entries",
+    if "," in text:
+        raise AddressError(f"{text!r} holds a ',': the list is joined with ',', so it would become several entries",
                            "give each entry as its own list item")
+    if any(c.isspace() or not c.isprintable() for c in text):  # a tab or newline pasted in, not a second entry
+        raise AddressError(f"{text!r} holds white space or a control character, which no noProxy reader takes as part of an entry",
+                           "remove it: an entry is one domain, IP or CIDR")
     if text == "*":
         return text
     _no_zone(text)

@@ -133,9 +133,9 @@ BASE = {"platforms": ["kkp"]}
     ("baseDomain", "example.com\n", "holds white space or a control character"),
     ("baseDomain", "example.com,.com", "holds ',', which no host name has"),
     ("appsDomain", "apps.example.com ", "holds white space or a control character"),
-    ("noProxy", [".corp.example.com,exa mple.com"], "holds a ',', white space or a control character"),  # split at ',' first
-    ("noProxy", [".corp.example.com\n"], "holds a ',', white space or a control character"),
-    ("noProxy", ["exa mple.com"], "holds a ',', white space or a control character"),
+    ("noProxy", [".corp.example.com,exa mple.com"], "holds white space or a control character, which no noProxy reader takes as part of an entry"),  # split at ',' first
+    ("noProxy", [".corp.example.com\n"], "holds white space or a control character, which no noProxy reader takes as part of an entry"),
+    ("noProxy", ["exa mple.com"], "holds white space or a control character, which no noProxy reader takes as part of an entry"),
     ("noProxy", ["bad_name.example.com"], "is not a domain, IP or CIDR"),
     ("nodeLocalDnsIp", "fe80::1%x,.com", "has an IPv6 zone"),
     ("customDnsIps", ["fe80::1%eth0"], "has an IPv6 zone"),
