@@ -47,6 +47,20 @@ def test_requests_and_tunnels():
     assert (read.records, read.allowed) == (4, 1)
 
 
+
+def test_refusals_before_classification_are_learned_and_errors_are_not():
+    """NONE_NONE/403 (Squid 5+) and TAG_NONE/403 are Squid's access-denied answer before it classified the transaction
+    (an ssl_bump or http_access refusal at a bumping step); NONE_NONE/503 is an error, no access decision (as explain
+    reads them: egress/learn/squid_codes.py)."""
+    read = parse("\n".join([
+        "1795176000.000      0 10.60.4.12 NONE_NONE/403 3950 CONNECT c.example.com:443 - HIER_NONE/- text/html",
+        "1795176000.000      0 10.60.4.12 TAG_NONE/403 3950 CONNECT d.example.com:443 - HIER_NONE/- text/html",
+        "1795176000.000      0 10.60.4.12 NONE_NONE/503 3950 CONNECT e.example.com:443 - HIER_NONE/- text/html",
+        "1795176000.000      0 10.60.4.12 TCP_DENIED/407 3950 CONNECT f.example.com:443 - HIER_NONE/- text/html",
+    ]), "access.log")
+    assert [(f.host, f.port) for f in read.flows] == [("c.example.com", 443), ("d.example.com", 443)]
+    assert (read.records, read.allowed) == (4, 1)
+
 def test_credentials_in_a_logged_url_are_never_quoted(project_copy, run_cli):
     (project_copy / "logs").mkdir()
     (project_copy / "logs" / "access.log").write_text(

@@ -3,7 +3,8 @@
 ``logformat squid %ts.%03tu %6tr %>a %Ss/%03>Hs %<st %rm %ru %[un %Sh/%<a %mt`` (squid-cache.org/Doc/config/logformat,
 read 2026-11-24; squid-cache/squid src/log/FormatSquidNative.cc writes the same ten fields): time, elapsed ms, client
 address, result code/HTTP status, bytes, method, URL, user, hierarchy/peer, MIME type. A denied request's result code
-is TCP_DENIED (status 403); ``CONNECT host:port`` is a tunnel (TLS), a plain-HTTP request logs its whole URL.
+is TCP_DENIED (status 403), or NONE_NONE/TAG_NONE with status 403 when Squid refuses before classifying the
+transaction (egress/learn/squid_codes.py reads codes as Squid means them, as ``egress explain`` does); ``CONNECT host:port`` is a tunnel (TLS), a plain-HTTP request logs its whole URL.
 
 ``TCP_DENIED/407`` is no denial: it is the Proxy Authentication Required challenge (RFC 9110 §15.5.8) a proxy with
 ``proxy_auth`` answers to a request without credentials, and the client's retry with them is logged as its own line
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from .squid_codes import squid_decision
 from .flows import DOCS, Flow, LearnError, LogRead, Unusable, check_ip, epoch, evidence, is_ip, logged_host
 
 FIELDS = 10
@@ -39,11 +41,11 @@ def parse(text: str, shown: str) -> LogRead:
             raise LearnError(shown, number, f"does not start like Squid's native format (time '{fields[0]}', code/status '{fields[3]}')", _FIX)
         read.records += 1
         code, _, status = fields[3].partition("/")
-        if "DENIED" not in code:
-            read.allowed += 1
-            continue
-        if status == "407":
+        if status == "407" and "DENIED" in code.upper():
             read.ignore(AUTH_CHALLENGE, number)
+            continue
+        if squid_decision(code, status)[0] != "deny":  # TAG_NONE/403 is a refusal too; NONE/503 is an error, not a denial
+            read.allowed += 1
             continue
         method, url = fields[5], fields[6]
         try:
