@@ -73,6 +73,7 @@ def hosts(rule: Any) -> list[str]:
 
 
 def _extra(names: list[str], other: Counter) -> list[str]:
+    """The names beyond the copies ``other`` counts, in order (a multiset difference, linear)."""
     seen: Counter = Counter()
     out = []
     for name in names:
@@ -87,12 +88,12 @@ def _acl_pairs(added: list[str], removed: list[str]) -> list[tuple[str, str]]:
     def key(line: str) -> str:
         return " ".join(line.split()[:3])
     one_added = Counter(key(a) for a in added if a.startswith("acl "))
-    one_removed = Counter(key(r) for r in removed if r.startswith("acl "))
-    out = []
-    for line in added:
-        if line.startswith("acl ") and one_added[key(line)] == 1 and one_removed[key(line)] == 1:
-            out.append((next(r for r in removed if r.startswith("acl ") and key(r) == key(line)), line))
-    return out
+    by_key: dict[str, list[str]] = {}
+    for line in removed:
+        if line.startswith("acl "):
+            by_key.setdefault(key(line), []).append(line)
+    return [(by_key[key(line)][0], line) for line in added
+            if line.startswith("acl ") and one_added[key(line)] == 1 and len(by_key.get(key(line), ())) == 1]
 
 
 def rule_lines(old: dict, new: dict, groups: Optional[RuleGroups] = None) -> list[str]:
@@ -106,9 +107,8 @@ def rule_lines(old: dict, new: dict, groups: Optional[RuleGroups] = None) -> lis
     removed = _extra(names_before, Counter(names_after))
     lines: list[str] = []
     paired = _acl_pairs(added, removed) if _squid_conf(new["props"]) is not None else []
+    added, removed = _extra(added, Counter(now for _, now in paired)), _extra(removed, Counter(was for was, _ in paired))
     for was, now in paired:
-        added.remove(now)
-        removed.remove(was)
         lines.append(f"~ {lead(was, now)}: {word_delta(' '.join(was.split()[3:]), ' '.join(now.split()[3:]))}"
                      + groups.suffix(now, new_headers))
     for name in sorted(added):

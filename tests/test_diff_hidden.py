@@ -154,3 +154,12 @@ def test_a_change_only_redaction_hides_is_still_a_change_and_never_shows_the_sec
     assert lines == ["~ l: +http://(credentials hidden)@h; -http://(credentials hidden)@h",
                      '~ u: "http://(credentials hidden)@proxy.example.com:3128": changed in a part not shown (redacted)']
     assert "pw-" not in json.dumps([c.json() for c in found])
+
+
+def test_many_changed_acl_lines_pair_in_linear_time():
+    import time
+    old = "\n".join(f"acl a{i} dstdomain " + " ".join(f".h{j}.example.com" for j in range(20)) for i in range(20_000))
+    started = time.monotonic()
+    lines, _ = resource_changes(squid(old), squid(old.replace(".h7.example.com", ".h7.example.org")))
+    assert time.monotonic() - started < 20  # was quadratic: minutes
+    assert len(lines) == 20_000 and lines[0] == "~ acl a0 dstdomain: .h7.example.com -> .h7.example.org"
