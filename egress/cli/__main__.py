@@ -1,0 +1,4 @@
+"""``python -m egress.cli``."""
+from . import main
+
+main()
