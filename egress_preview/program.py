@@ -216,6 +216,10 @@ def run_program(project_dir: Path, stack: str, config: Optional[dict[str, str]] 
 resources of an earlier up-phase run, or of its resources.json)."""
     if phase not in PHASES:
         raise ValueError(f"phase {phase!r}: one of {', '.join(PHASES)}")
+    if register is None and not (project_dir / "__main__.py").is_file():
+        raise ProgramError(f"{project_dir / '__main__.py'}: no Pulumi program in the project, so there is nothing to preview (egress render "
+                           "needs none). Fix: run egress preview in an egress-matrix checkout, whose __main__.py and components/ are the "
+                           "program, or copy both into the project")
     if config is None:
         config, secret_keys = stack_config(project_dir / "stacks" / f"Pulumi.{stack}.yaml")
     recorded = Recorded(stack=stack, config=dict(config), secret_keys=tuple(secret_keys or ()), phase=phase)

@@ -153,3 +153,10 @@ def test_squid_errors_are_explained_by_the_rules_and_a_none_403_is_denied(run_cl
     refused = "1795176001.456      0 10.60.4.11 TAG_NONE/403 3950 CONNECT quay.io:443 - HIER_NONE/- text/html"
     code, out, err = _explain(run_cli, monkeypatch, "proxy-only", refused)
     assert code == 3 and ": denied\n" in out, err
+
+
+def test_a_source_in_no_role_is_named_not_left_as_an_empty_role(run_cli, monkeypatch):
+    """A Squid line from an address in none of kkp-aws's roles: the security groups' reason names the source, not 'role  '."""
+    line = "1795176000.120 145 10.0.0.5 TCP_TUNNEL/200 6123 CONNECT evil.example.com:443 - HIER_DIRECT/- -"
+    code, out, err = _explain(run_cli, monkeypatch, "kkp-aws", line)
+    assert "of role  " not in out and "for source 10.0.0.5 (in none of the stack's roles)" in out, out

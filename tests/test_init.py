@@ -52,6 +52,8 @@ def test_every_combination_writes_a_stack_every_command_reads(name, project_copy
     assert code == 0, err
     path = project_copy / "stacks" / f"Pulumi.{name}.yaml"
     assert f"wrote stacks/Pulumi.{name}.yaml" in out and f"egress preview --stack {name}" in out and f"pulumi stack init {name}" in out
+    after_next = out.split("next:\n", 1)[1].splitlines()
+    assert len({line.index("  # ") for line in after_next}) == 1, after_next  # the next commands' comments line up
     assert sorted(p.name for p in (project_copy / "stacks").iterdir()) == sorted([*before, path.name])  # no temporary left behind
     text = path.read_text()
     lines = text.splitlines()
@@ -244,3 +246,13 @@ def test_init_suggests_as_every_message_does():
     assert "get_close_matches" not in open(init.__file__).read()  # no copy of its own
     assert init._did_you_mean("AZURE", init.TARGET_NAMES) == did_you_mean("AZURE", init.TARGET_NAMES, limit=12)
     assert init._openshift_platform("vsphere", "w") == "VSphere" and init._openshift_platform("BAREMETAL", "w") == "BareMetal"
+
+
+def test_preview_in_a_project_without_the_program_is_one_clear_error(project_copy, run_cli):
+    """A project holding only data (Pulumi.yaml, matrix/, stacks/): render works, preview has no program to run."""
+    code, out, err = _init(run_cli, project_copy, "new-bare", *COMBINATIONS[sorted(COMBINATIONS)[0]])
+    assert code == 0, err
+    code, out, err = run_cli("preview", "--stack", "new-bare", "--out", str(project_copy / "out"), "--project", str(project_copy))
+    assert code == 1 and out == ""
+    assert "__main__.py: no Pulumi program in the project" in err and "Fix: run egress preview in an egress-matrix checkout" in err
+    assert "Traceback" not in err

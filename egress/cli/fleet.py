@@ -182,6 +182,8 @@ def init_command(
     lines = [f"wrote {written.path.relative_to(proj.root)}"]
     if written.later:
         lines.append(f"to fill when known (commented in the file): {', '.join(written.later)}")
-    lines += ["next:", f"  egress preview --stack {name}     # offline: what it would deploy, judged by the policy pack",
-              f"  pulumi stack init {name}         # the real CLI: create the stack for this file, then: pulumi preview --stack {name}"]
+    commands = [(f"egress preview --stack {name}", "offline: what it would deploy, judged by the policy pack"),
+                (f"pulumi stack init {name}", f"the real CLI: create the stack for this file, then: pulumi preview --stack {name}")]
+    width = max(len(command) for command, _ in commands)
+    lines += ["next:", *(f"  {command.ljust(width)}  # {why}" for command, why in commands)]
     _out("\n".join(lines) + "\n")

@@ -76,7 +76,8 @@ class Judge:
             return Outcome(False, reason=f"source '{source}' is not an address")
         through = next((r for r in self.sg_rules if r.role == probe.role and _sg_allows(r, flow)), None)
         if through is None:
-            return Outcome(False, reason=f"no security-group egress rule of role {probe.role} allows {flow.describe()} (security groups deny what "
+            whose = f"of role {probe.role}" if probe.role else f"for source {source} (in none of the stack's roles)"
+            return Outcome(False, reason=f"no security-group egress rule {whose} allows {flow.describe()} (security groups deny what "
                                          "no rule allows)")
         sg = security_group_ref(through)
         if self.rules is None:

@@ -141,9 +141,10 @@ def compile_cluster_proxy(catalog: Catalog, profile: Profile, proxy_url: Optiona
     if "openshift" in kinds:
         plan["openshift_status_no_proxy"] = openshift_no_proxy(catalog, profile)
     if "kkp" in kinds:
-        if not profile.kkp_seed or not profile.kkp_datacenter:
-            raise _fail("kkpSeed / kkpDatacenter", [profile.kkp_seed, profile.kkp_datacenter], "clusterProxy kkp sets a Seed datacenter's node proxy",
-                        "name the Seed (kkpSeed) and its datacenter (kkpDatacenter)")
+        unset = [f"egress-matrix:{key}" for key, value in (("kkpSeed", profile.kkp_seed), ("kkpDatacenter", profile.kkp_datacenter)) if not value]
+        if unset:
+            raise ClusterProxyCompileError(f"{' and '.join(unset)} not set: clusterProxy kkp sets a Seed datacenter's node proxy. Fix: name "
+                                           "the Seed (kkpSeed) and its datacenter (kkpDatacenter)")
         if https_proxy != http_proxy:
             raise _fail("httpsProxy", https_proxy, "KKP nodes take one proxy for HTTP and HTTPS (datacenter node.httpProxy)",
                         "leave httpsProxy unset, or equal to httpProxy")
