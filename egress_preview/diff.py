@@ -16,9 +16,10 @@ from typing import Any, Iterable, Optional
 from .dangers import blocking, dangers, rule_moves
 from .dangers import markdown_lines as danger_lines
 from .diff_base import DiffError, base_snapshot, check_base_ref  # noqa: F401 - the command's and the tests' names
+from .diff_delta import dangerous_line
 from .diff_own import RuleGroups, compare_own, requirement_source, who
 from .diff_own import markdown_lines as own_lines
-from .diff_rules import residual, rule_lines, rules
+from .diff_rules import residual, rule_lines, rule_orders, rules
 from .diff_values import PROXY_PATCH, code, field_changes, field_lines, operator_no_proxy
 
 GITHUB_COMMENT_LIMIT = 65_535
@@ -64,7 +65,7 @@ def fields(old: dict, new: dict) -> list:
 def resource_changes(old: dict, new: dict, groups: Optional[RuleGroups] = None) -> tuple[list[str], list[str]]:
     """(rule-level and field change lines, replacement reasons) for one resource present on both sides; ``groups``: say
     which source group a rule is for."""
-    lines = rule_lines(old, new, groups) + field_lines(fields(old, new))
+    lines = rule_lines(old, new, groups) + field_lines(fields(old, new), new["type"])
     keys = REPLACE_ON.get(new["type"], KUBERNETES_REPLACE_ON if new["type"].startswith("kubernetes:") else ())
     keys = tuple(dict.fromkeys((*keys, *KUBERNETES_IMMUTABLE.get(new["type"], ()), *new.get("replaceOnChanges", ()))))
     reasons = [f"{key}: {json.dumps(_get(old['props'], key))} -> {json.dumps(_get(new['props'], key))}"
@@ -113,6 +114,8 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
         "resources_removed": [base_res[k] for k in sorted(set(base_res) - set(head_res))],
         "resources_changed": changed,
         "fields_changed": {key: fields(base_res[key], head_res[key]) for key in changed},
+        # rules both sides have in a new order, whatever else changed (dangerous where the first match decides)
+        "rule_orders": [(key, order) for key in changed for order in rule_orders(base_res[key], head_res[key])],
         "operator": operator_no_proxy(base, head),  # OpenShift's status.noProxy, as each side's program computed it
         # what the head's preview could not verify offline (a corporate proxy it does not deploy)
         "corporate_proxy": list(head.get("corporateProxy") or ()),
@@ -145,6 +148,7 @@ def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GIT
     if not any(result[k] for k in ("requirements_added", "requirements_removed", "resources_added", "resources_removed", "resources_changed")):
         lines += ["", "No change to the requirements or the resources."]
     lines += danger_lines(result.get("dangers", []), result.get("rule_moves", []), result.get("blocking", []), result.get("base", {}), result.get("head", {}))
+    lines += _order_lines(result)
     for title, reqs in (("Requirements added", result["requirements_added"]), ("Requirements removed", result["requirements_removed"])):
         if reqs:
             lines += ["", f"#### {title}", "", "| Role | Destination | Protocol/ports | Entries | Source |", "|---|---|---|---|---|",
@@ -190,6 +194,19 @@ def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GIT
     if proxy:  # as egress preview prints them: a path per proxy, then what it means
         lines += [""] + [f"  - {line.strip()}" if line.startswith(" ") else f"- kubernetes: {line}" for line in proxy]
     return truncate("\n".join(lines) + "\n", limit)
+
+
+def _order_lines(result: dict[str, Any]) -> list[str]:
+    """Rules both sides have that moved where the first match decides: with dangers, as a move can widen what passes
+    (a deny below the allow it used to stop), and not blocking, as a planned change may reorder rules."""
+    moved = [f"- `{typ}` **{name}**: {code(order.line())}" for (typ, name), order in result.get("rule_orders") or () if order.dangerous]
+    moved += [f"- `{typ}` **{name}**: {code(change.line())}" for (typ, name), found in (result.get("fields_changed") or {}).items()
+              for change in found if change.moved and any(dangerous_line(m) for m in change.moved)]
+    if not moved:
+        return []
+    return ["", "#### :warning: Rules in a new order", "", f"{len(moved)} resource change(s) move rules where the first match decides: "
+            "check that no deny now stands below an allow it used to stop (the rules added and removed are listed under Resources).",
+            "", *moved]
 
 
 def _operator_lines(result: dict[str, Any]) -> list[str]:

@@ -4,9 +4,10 @@ when the Markdown's limits cut the rest (pure).
 Values are compared whole (``diff_values``); only printing shortens them. Two long values that differ somewhere in the
 middle would look the same once shortened, so a pair of similar long values is printed as its delta: word by word for
 text with words (a squid ``acl ... dstdomain`` line gaining a domain prints ``+.evil.example``), else character by
-character around the part that differs. The fields and lines that widen what a firewall lets through (actions, sources,
-ports, HOME_NET, a rule group's type and targets, priorities, squid's peers and access lines) are printed before the
-others, so a per-resource limit only ever counts the harmless ones.
+character around the part that differs. When a limit cuts the Markdown, every field that could widen what a firewall
+lets through is printed before the others: all fields are dangerous but the few known harmless ones (tags, descriptions,
+display names, a resource's own labels and annotations), so a field nobody listed (an ipBlock's CIDR, a threat-intel mode,
+a base policy) is never among the ones only counted.
 """
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ SHOWN = 72  # characters of one value shown inline; longer values keep both ends
 LEAD = 3  # equal leading words kept as the delta's context ("acl allow_nodes dstdomain")
 CONTEXT = 8  # characters kept either side of a character-level delta
 PAIRED = 48  # long items compared for pairing per side (the ones printed come first)
-_DANGEROUS_PATH = re.compile(r"action|source|port|home_net|rulevariables|ipsets|generatedrulestype|targettypes|priority|protocol", re.I)
+# Harmless fields, matched on the path without its [name] parts: the top-level ones, any object's description (not a key
+# of a selector's labels), and a resource's own metadata labels and annotations, except on kinds where a label is
+# selected by network policies (Namespace, Pod) or an annotation changes exposure (a Service's load balancer).
+_HARMLESS_TOP = {"tags", "tagsall", "description", "displayname"}
+_HARMLESS_LAST = {"description", "displayname"}
+_SELECTED = {"Namespace": ("labels", "annotations"), "Pod": ("labels", "annotations"), "Service": ("annotations",)}
 # squid.conf directives that route, allow or bypass (an upstream peer, going direct, access and bump decisions)
 DANGEROUS_LINES = ("cache_peer", "never_direct", "always_direct", "http_access", "ssl_bump", "tcp_outgoing_address", "acl")
 
@@ -32,8 +38,18 @@ def shorten(text: str, limit: int = SHOWN) -> str:
     return f"{text[:keep]}...({len(text) - 2 * keep} more)...{text[-keep:]}"
 
 
-def dangerous_path(path: str) -> bool:
-    return bool(_DANGEROUS_PATH.search(path))
+def dangerous_path(path: str, typ: str = "") -> bool:
+    """Whether a changed field may widen what a firewall lets through: every field but the known harmless ones."""
+    segments = [s.lower() for s in re.split(r"\.", re.sub(r"\[[^\]]*\]", "", path)) if s]
+    if not segments:
+        return True
+    if segments[0] in _HARMLESS_TOP:
+        return False
+    if segments[-1] in _HARMLESS_LAST and not any(s.endswith(("labels", "selector", "expressions")) for s in segments[:-1]):
+        return False
+    if segments[0] == "metadata" and len(segments) > 1 and segments[1] in ("labels", "annotations"):
+        return segments[1] in _SELECTED.get(typ.rsplit(":", 1)[-1], ())
+    return True
 
 
 def dangerous_line(text: str) -> bool:

@@ -3,7 +3,7 @@
 The same content as the Markdown comment, nothing beyond it: requirements (added, removed, needed by other entries now),
 own entries, resources (added with their rules; changed with their rule lines, every changed field's old and new value
 and the replacement reasons; removed), the operator's resulting ``status.noProxy``, dangers and whether they block,
-security-group rules changing group, policy results, coverage, and what could not be verified offline. Values are the
+rules in a new order, security-group rules changing group, policy results, coverage, and what could not be verified offline. Values are the
 ones the Markdown shows (redacted, PEM as certificates, secrets as ``[secret]``) but whole: never shortened, every changed
 field listed (the Markdown counts what its limits leave out); resource properties are not copied.
 """
@@ -63,6 +63,9 @@ def diff_json(stack: str, base_ref: str, result: dict[str, Any]) -> dict[str, An
                       "statusNoProxy": operator.change.json() if operator.change is not None else None,
                       "note": operator.unchanged_note or None} if operator is not None else None),
         "dangers": [_danger(d, blocked) for d in result.get("dangers") or ()],
+        # rules both sides have in a new order (dangerous where the first match decides); moved lines of other text are
+        # each field's "moved"
+        "ruleOrder": [{"type": typ, "name": name, **order.json()} for (typ, name), order in result.get("rule_orders") or ()],
         "ruleMoves": [_move(m) for m in result.get("rule_moves") or ()],
         "policy": {"violations": result["violations"], "new": result["new_violations"]},
         "coverage": result["coverage"],

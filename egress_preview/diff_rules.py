@@ -6,7 +6,8 @@ A rule line names a rule (Azure collection/rule, a domain-list target, a Suricat
 (``residual``), nothing else: a collection's action and priority, a rule's sources, ports and protocols, a rule group's
 type, target types and HOME_NET, and every other squid.conf line (``cache_peer``, ``never_direct``) still show as
 fields. Rules whose order decides (squid.conf lines, Suricata rules) are compared as sequences: a copy more is a change,
-and the same rules in a new order are said.
+and a new order of the rules both sides have is said first, whatever else changed (``diff_order``). Two rules with one
+name (an Azure rule name twice in a collection, a sid twice) are the name and 'the name (copy 2)', each compared.
 """
 from __future__ import annotations
 
@@ -14,13 +15,18 @@ import copy
 from collections import Counter
 from typing import Any, Optional
 
-from .diff_delta import SHOWN, delta, lead, word_delta
+from .diff_delta import delta, lead, word_delta
+from .diff_order import OrderChange, directive, order_change, squid_orders
 from .diff_own import RuleGroups
 
 AZURE_RCG = "azure-native:network:FirewallPolicyRuleCollectionGroup"
 NFW_GROUP = "aws:networkfirewall/ruleGroup:RuleGroup"
 HOST_KEYS = ("targetFqdns", "destinationFqdns", "destinationAddresses", "fqdnTags")
-SQUID_RULES = ("acl ", "http_access ")
+SQUID_RULES = ("acl", "http_access")
+
+
+def _squid_rule(line: str) -> bool:
+    return directive(line) in SQUID_RULES  # squid splits on any whitespace: 'http_access\tallow all' is an access line
 
 
 def _squid_conf(props: dict) -> Optional[str]:
@@ -43,27 +49,54 @@ def rule_list(resource: dict) -> list[tuple[str, Any]]:
     """The named rules of a resource, in order, duplicates kept: (name, rule)."""
     props, typ = resource["props"], resource["type"]
     if typ == AZURE_RCG:
-        return [(f"{c.get('name')}/{r.get('name')}", r) for c in props.get("ruleCollections") or [] if isinstance(c, dict)
-                for r in c.get("rules") or [] if isinstance(r, dict)]
+        return _copies([(f"{c.get('name')}/{r.get('name')}", r) for c in props.get("ruleCollections") or [] if isinstance(c, dict)
+                        for r in c.get("rules") or [] if isinstance(r, dict)])
     if typ == NFW_GROUP:
         source = _source(props)
         if isinstance(source.get("rulesSourceList"), dict):
             return [(f"target {t}", t) for t in source["rulesSourceList"].get("targets") or []]
-        return [(_sid(line), line) for line in str(source.get("rulesString") or "").splitlines() if "sid:" in line]
+        return _copies([(_sid(line), line) for line in str(source.get("rulesString") or "").splitlines() if "sid:" in line])
     conf = _squid_conf(props)
-    return [(line, line) for line in (conf or "").splitlines() if line.startswith(SQUID_RULES)]
+    return [(line, line) for line in (conf or "").splitlines() if _squid_rule(line)]
+
+
+def _copies(named: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """A name a second time is 'name (copy 2)': each copy is compared with the other side's copy of that number (a squid
+    line is its own name, so its copies are equal and counted instead)."""
+    seen: Counter = Counter()
+    out = []
+    for name, rule in named:
+        seen[name] += 1
+        out.append((name if seen[name] == 1 else f"{name} (copy {seen[name]})", rule))
+    return out
 
 
 def rules(resource: dict) -> dict[str, Any]:
-    """The named rules of a resource by name (the first of duplicates)."""
+    """The named rules of a resource by name (identical squid lines: the first)."""
     out: dict[str, Any] = {}
     for name, rule in rule_list(resource):
         out.setdefault(name, rule)
     return out
 
 
-def _ordered(resource: dict) -> bool:
-    return resource["type"] != AZURE_RCG and "rulesSourceList" not in _source(resource["props"])
+def rule_orders(old: dict, new: dict) -> list[OrderChange]:
+    """A new order of the rules both sides have, independent of the rules added, removed or changed: squid's acl and
+    http_access lines (directive by directive), a Suricata group's rules (dangerous in STRICT_ORDER, where the first
+    match decides; in action order the action decides first)."""
+    if _squid_conf(new["props"]) is not None and _squid_conf(old["props"]) is not None:
+        return squid_orders([n for n, _ in rule_list(old)], [n for n, _ in rule_list(new)])
+    if new["type"] != NFW_GROUP or "rulesString" not in _source(new["props"]) or "rulesString" not in _source(old["props"]):
+        return []
+    strict = "STRICT_ORDER" in (_rule_order(old), _rule_order(new))
+    change = order_change([n for n, _ in rule_list(old)], [n for n, _ in rule_list(new)], "rule order", strict,
+                          "STRICT_ORDER: the first match decides" if strict else "action order: the action decides first, then this order")
+    return [change] if change is not None else []
+
+
+def _rule_order(resource: dict) -> str:
+    group = resource["props"].get("ruleGroup") if isinstance(resource["props"].get("ruleGroup"), dict) else {}
+    options = group.get("statefulRuleOptions") if isinstance(group.get("statefulRuleOptions"), dict) else {}
+    return str(options.get("ruleOrder") or "DEFAULT_ACTION_ORDER")
 
 
 def hosts(rule: Any) -> list[str]:
@@ -87,13 +120,13 @@ def _acl_pairs(added: list[str], removed: list[str]) -> list[tuple[str, str]]:
     """(removed, added) squid acl lines of one ACL and type, one of each: printed as the words that changed."""
     def key(line: str) -> str:
         return " ".join(line.split()[:3])
-    one_added = Counter(key(a) for a in added if a.startswith("acl "))
+    one_added = Counter(key(a) for a in added if directive(a) == "acl")
     by_key: dict[str, list[str]] = {}
     for line in removed:
-        if line.startswith("acl "):
+        if directive(line) == "acl":
             by_key.setdefault(key(line), []).append(line)
     return [(by_key[key(line)][0], line) for line in added
-            if line.startswith("acl ") and one_added[key(line)] == 1 and len(by_key.get(key(line), ())) == 1]
+            if directive(line) == "acl" and one_added[key(line)] == 1 and len(by_key.get(key(line), ())) == 1]
 
 
 def rule_lines(old: dict, new: dict, groups: Optional[RuleGroups] = None) -> list[str]:
@@ -126,15 +159,7 @@ def rule_lines(old: dict, new: dict, groups: Optional[RuleGroups] = None) -> lis
                 more, gone = sorted(set(hosts(now)) - set(hosts(was))), sorted(set(hosts(was)) - set(hosts(now)))
                 detail = "; ".join(filter(None, [f"+{', '.join(more)}" if more else "", f"-{', '.join(gone)}" if gone else ""]))
             lines.append(f"~ {name}" + (f" ({detail})" if detail else "") + groups.suffix(now, new_headers))
-    if not added and not removed and not paired and _ordered(new) and names_before != names_after:
-        at = next(i for i, (a, b) in enumerate(zip(names_before, names_after)) if a != b)
-        lines.append(f"~ rule order (the first match decides): rule {at + 1} was {_short(names_before[at])}, "
-                     f"is {_short(names_after[at])}")
-    return lines
-
-
-def _short(name: str) -> str:
-    return name if len(name) <= SHOWN else name[:SHOWN - 3] + "..."
+    return [change.line() for change in rule_orders(old, new)] + lines
 
 
 def residual(old: dict, new: dict) -> tuple[dict, dict]:
@@ -148,6 +173,7 @@ def _residual(resource: dict, other_names: Optional[set[str]]) -> dict:
     """``other_names``: on the base side, the head's rule names (a rule the head no longer has is on its '-' line)."""
     props, typ = copy.deepcopy(resource["props"]), resource["type"]
     if typ == AZURE_RCG:
+        seen: Counter = Counter()  # names as rule_list gives them (a second copy is 'name (copy 2)')
         for collection in props.get("ruleCollections") or []:
             if isinstance(collection, dict) and isinstance(collection.get("rules"), list):
                 kept = []
@@ -155,7 +181,11 @@ def _residual(resource: dict, other_names: Optional[set[str]]) -> dict:
                     if not isinstance(rule, dict):
                         kept.append(rule)
                         continue
-                    if other_names is not None and f"{collection.get('name')}/{rule.get('name')}" not in other_names:
+                    name = f"{collection.get('name')}/{rule.get('name')}"
+                    seen[name] += 1
+                    if seen[name] > 1:
+                        name = f"{name} (copy {seen[name]})"
+                    if other_names is not None and name not in other_names:
                         continue  # removed: its '-' line says so; an added rule's sources and ports are still walked
                     kept.append({k: v for k, v in rule.items() if k not in HOST_KEYS})
                 collection["rules"] = kept
@@ -169,5 +199,5 @@ def _residual(resource: dict, other_names: Optional[set[str]]) -> dict:
         return props
     conf = _squid_conf(props)
     if conf is not None:
-        props["data"]["squid.conf"] = "\n".join(line for line in conf.splitlines() if not line.startswith(SQUID_RULES))
+        props["data"]["squid.conf"] = "\n".join(line for line in conf.splitlines() if not _squid_rule(line))
     return props

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Optional
 from egress.redact import redact, redact_url
 
 from .diff_delta import SHOWN, dangerous_first, dangerous_line, dangerous_path, delta, pairs, shorten  # noqa: F401 - SHOWN, shorten: the tests' names
+from .diff_order import order_change, squid_orders
 
 SECRET_MASK = "[secret]"  # as egress_preview.preview writes it (not imported: preview imports the pack and the program)
 ITEMS = 12  # items (or lines) shown per side of one field
@@ -47,6 +48,7 @@ class FieldChange:
     removed: tuple[str, ...] = ()
     what: str = "value"  # value | items | lines | certificates | added | removed
     note: str = ""
+    moved: tuple[str, ...] = ()  # lines: the lines both sides have that moved ('ssl_bump splice all now before ssl_bump ...')
 
     def line(self) -> str:
         label = f"{self.path}{f' ({self.note})' if self.note else ''}"
@@ -61,18 +63,22 @@ class FieldChange:
         paired, added, removed = pairs(dangerous_first(self.added), dangerous_first(self.removed))
         parts = [f"~{'; ~'.join(_few([delta(old, new) for old, new in paired]))}" if paired else "",
                  f"+{', '.join(_few([shorten(a) or '(empty line)' for a in added]))}" if added else "",
-                 f"-{', '.join(_few([shorten(r) or '(empty line)' for r in removed]))}" if removed else ""]
+                 f"-{', '.join(_few([shorten(r) or '(empty line)' for r in removed]))}" if removed else "",
+                 f"moved: {'; '.join(_few([shorten(m, SHOWN * 2) for m in dangerous_first(self.moved)]))}" if self.moved else ""]
         detail = "; ".join(filter(None, parts)) or "same items, new order"
         return f"~ {label}: {detail}"
 
-    def dangerous(self) -> bool:
-        """Whether the change can widen what a firewall lets through (printed first when a limit cuts the rest)."""
-        return dangerous_path(self.path) or any(dangerous_line(item) for item in (*self.added, *self.removed))
+    def dangerous(self, typ: str = "") -> bool:
+        """Whether the change can widen what a firewall lets through (printed first when a limit cuts the rest); ``typ``:
+        the resource's type (a Namespace's labels are selected by network policies)."""
+        return dangerous_path(self.path, typ) or any(dangerous_line(item) for item in (*self.added, *self.removed, *self.moved))
 
     def json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "change": self.what}
         if self.what in ("items", "lines", "certificates"):
             out.update(added=list(self.added), removed=list(self.removed))
+            if self.moved:
+                out["moved"] = list(self.moved)
         else:
             out.update(old=self.old if self.what != "added" else None, new=self.new if self.what != "removed" else None)
         if self.note:
@@ -220,8 +226,18 @@ def changes(old: Any, new: Any, path: str = "", depth: int = DEPTH) -> list[Fiel
             return [FieldChange(path, added=added, removed=removed, what="items")]
         if "\n" in old or "\n" in new:
             added, removed = _items(old.splitlines(), new.splitlines())
-            return [FieldChange(path, added=added, removed=removed, what="lines")]
+            return [FieldChange(path, added=added, removed=removed, what="lines", moved=_moved(path, old, new))]
     return [FieldChange(path, show(old), show(new))]
+
+
+def _moved(path: str, old: str, new: str) -> tuple[str, ...]:
+    """The lines both sides have that moved, whatever was added or removed: in a squid.conf each directive's own lines
+    (ssl_bump, never_direct: the first match decides), in other text all lines."""
+    if path.endswith("squid.conf"):
+        orders = squid_orders(old.splitlines(), new.splitlines())
+    else:
+        orders = [change for change in [order_change(old.splitlines(), new.splitlines(), "line order")] if change is not None]
+    return tuple(_safe(move) for change in orders for move in change.moves())
 
 
 def field_changes(old_props: dict, new_props: dict, skip: Iterable[str] = ()) -> list[FieldChange]:
@@ -230,9 +246,9 @@ def field_changes(old_props: dict, new_props: dict, skip: Iterable[str] = ()) ->
     return changes({k: v for k, v in old_props.items() if k not in left_out}, {k: v for k, v in new_props.items() if k not in left_out})
 
 
-def field_lines(found: list[FieldChange]) -> list[str]:
+def field_lines(found: list[FieldChange], typ: str = "") -> list[str]:
     """The Markdown lines of a resource's changed fields: the dangerous ones first, at most FIELDS, the rest counted."""
-    ordered = [c for c in found if c.dangerous()] + [c for c in found if not c.dangerous()]
+    ordered = [c for c in found if c.dangerous(typ)] + [c for c in found if not c.dangerous(typ)]
     lines = [c.line() for c in ordered[:FIELDS]]
     return lines + ([f"... {len(found) - FIELDS} more changed field(s) (egress diff --format json lists them all)"] if len(found) > FIELDS else [])
 

@@ -135,8 +135,8 @@ def test_a_changed_suricata_rule_shows_its_words():
 
 
 def test_the_limits_put_dangerous_fields_first_and_count_the_rest():
-    old = {f"label{i:02d}": "a" for i in range(FIELDS + 5)} | {"zz": {"sourceAddresses": ["10.0.0.0/16"]}}
-    new = {f"label{i:02d}": "b" for i in range(FIELDS + 5)} | {"zz": {"sourceAddresses": ["*"]}}
+    old = {"tags": {f"label{i:02d}": "a" for i in range(FIELDS + 5)}, "zz": {"sourceAddresses": ["10.0.0.0/16"]}}
+    new = {"tags": {f"label{i:02d}": "b" for i in range(FIELDS + 5)}, "zz": {"sourceAddresses": ["*"]}}
     lines = field_lines(changes(old, new))
     assert lines[0] == "~ zz.sourceAddresses: +*; -10.0.0.0/16"
     assert lines[-1].startswith("... 6 more changed field(s)") and len(lines) == FIELDS + 1

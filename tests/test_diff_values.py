@@ -61,16 +61,16 @@ def test_a_network_change_shows_the_status_the_operator_writes_though_the_proxy_
 
 
 def test_scalars_inline_lists_as_items_named_lists_by_name_long_values_shortened():
-    old = {"spec": {"replicas": 2, "ports": [443, 80], "note": "x" * 300,
+    old = {"spec": {"replicas": 2, "ports": [443, 80], "description": "x" * 300,
                     "containers": [{"name": "squid", "image": "squid:6.1", "args": ["-N"]}, {"name": "side", "image": "a"}]}}
-    new = {"spec": {"replicas": 3, "ports": [443, 8443], "note": "x" * 299 + "y",
+    new = {"spec": {"replicas": 3, "ports": [443, 8443], "description": "x" * 299 + "y",
                     "containers": [{"name": "squid", "image": "squid:6.2", "args": ["-N"]}, {"name": "side", "image": "a"}]}}
     lines = field_lines(changes(old, new))
-    assert lines[0] == "~ spec.ports: +8443; -80"  # a port widens what is let through: first
-    assert lines[1] == '~ spec.containers[squid].image: "squid:6.1" -> "squid:6.2"'
-    assert lines[3] == "~ spec.replicas: 2 -> 3"
-    note = lines[2]
-    assert note.startswith('~ spec.note: "xxx') and "more)..." in note and note.endswith('xxy"') and len(note) < 2 * SHOWN + 50
+    assert lines[0] == '~ spec.containers[squid].image: "squid:6.1" -> "squid:6.2"'
+    assert lines[1] == "~ spec.ports: +8443; -80"
+    assert lines[2] == "~ spec.replicas: 2 -> 3"
+    note = lines[3]  # a description is harmless: after every other field
+    assert note.startswith('~ spec.description: "xxx') and "more)..." in note and note.endswith('xxy"') and len(note) < 2 * SHOWN + 50
     assert shorten("a" * 10) == "a" * 10
 
 
