@@ -31,6 +31,7 @@ class Write:
     access: str  # creates (the stack owns it), writes (it writes into something others own), reads
     priorities: tuple[int, ...] = ()  # the rule collection groups' or rule groups' priorities
     names: tuple[str, ...] = ()  # the groups' names
+    hub: tuple[tuple[str, int], ...] = ()  # groups the stack declares are already on an existing policy (name, priority)
 
     @property
     def shared_key(self) -> str | None:
@@ -85,7 +86,11 @@ def _azure(plan, profile, project, stack) -> list[Write]:
     groups = sorted(plan.groups, key=lambda g: g.priority)
     priorities, names = tuple(g.priority for g in groups), tuple(g.name for g in groups)
     if policy.existing_id:
-        return [Write("azure", "firewall-policy", policy.existing_id, "writes", priorities, names)]
+        from .hub_facts import declared_hub_facts
+
+        stack_file = str(project.stack_file(stack).relative_to(project.root))
+        hub = declared_hub_facts(profile, project.root, stack_file, names).groups or {}
+        return [Write("azure", "firewall-policy", policy.existing_id, "writes", priorities, names, tuple(sorted(hub.items())))]
     where = f"/subscriptions/{profile.azure_subscription_id or '<azureSubscriptionId>'}/resourceGroups/{profile.azure_resource_group}"
     return [Write("azure", "firewall-policy", f"{where} (the policy stack {stack} creates)", "creates", priorities, names)]
 
@@ -155,6 +160,7 @@ def check_fleet(stacks: list[StackWrites]) -> None:
             if w.shared_key and w.band:
                 on_policy.setdefault(w.shared_key, []).append((s, w))
     for entries in on_policy.values():
+        _check_hub_groups(entries)
         top = max(w.band[1] for _, w in entries)  # type: ignore[index]
         for (a, wa), (b, wb) in combinations(sorted(entries, key=lambda e: (e[1].band, e[0].stack)), 2):
             (a_low, a_high), (b_low, b_high) = wa.band, wb.band  # type: ignore[misc]
@@ -171,6 +177,26 @@ def check_fleet(stacks: list[StackWrites]) -> None:
                     f"'{b.stack}' uses {_band(wb)} (azurePriorityBase {b.priority_base}); they overlap at "
                     f"{max(a_low, b_low)}-{min(a_high, b_high)}. Fix: move egress-matrix:azurePriorityBase of '{b.stack}' to a band "
                     f"no other stack on this policy uses, e.g. {free}")
+
+
+def _check_hub_groups(entries: list[tuple[StackWrites, Write]]) -> None:
+    """A group one stack declares is already on the shared policy (azureHubGroups, azureExistingPriorities, an export)
+    holds its priority for every stack writing there: another stack's render cannot know it unless it declares it too."""
+    written = {name for _, w in entries for name in w.names}
+    held: dict[int, tuple[str, StackWrites]] = {}
+    for s, w in entries:
+        for name, priority in w.hub:
+            if name not in written:  # a stack's own group, as an export taken after its deployment lists it
+                held.setdefault(priority, (name, s))
+    for s, w in sorted(entries, key=lambda e: e[0].stack):
+        for name, priority in zip(w.names, w.priorities):
+            if priority in held and held[priority][1].stack != s.stack:
+                hub_name, declarer = held[priority]
+                raise FleetError(f"{s.file}, {declarer.file}: stack '{s.stack}' writes rule collection group {name} at priority {priority} "
+                                 f"to Firewall Policy {w.id}, where stack '{declarer.stack}' declares the hub's group {hub_name} at "
+                                 f"{priority} (azureHubGroups, azureExistingPriorities or an azureHubExports file). Fix: move "
+                                 f"egress-matrix:azurePriorityBase of '{s.stack}' to a free band, and declare the hub's groups in "
+                                 f"'{s.stack}' too, so its own render and preview check them")
 
 
 def _band(w: Write) -> str:

@@ -146,3 +146,18 @@ def test_locks_join_through_a_stack_on_two_policies():
     assert Write("azure", "firewall-policy", HUB, "creates").shared_key is None
     assert document([a], [a], ["a"])["deploy"] == {"first": [{"stack": "a", "lock": ""}], "parallel": [], "serial": []}
     assert github_output(document([a], [a], []))  == 'stacks=["a"]\nfirst=[]\nparallel=[{"stack":"a","lock":""}]\nserial=[]\n'
+
+
+def test_a_hub_group_one_stack_declares_holds_its_priority_for_every_stack_on_the_policy():
+    from egress.fleet import FleetError, StackWrites, Write, check_fleet
+
+    policy = "/subscriptions/1/resourceGroups/rg-hub/providers/Microsoft.Network/firewallPolicies/fwp-hub"
+    # 'a' declares what an export taken after both deployed lists: the hub's own group and both stacks' groups.
+    a = StackWrites("a", "stacks/Pulumi.a.yaml", (Write("azure", "firewall-policy", policy, "writes", (2000,), ("egress-a-aks",),
+                                                        (("egress-a-aks", 2000), ("egress-b-aks", 3000), ("hub-platform", 100))),), 2000)
+    b = StackWrites("b", "stacks/Pulumi.b.yaml", (Write("azure", "firewall-policy", policy, "writes", (3000,), ("egress-b-aks",)),), 3000)
+    check_fleet([a, b])  # the stacks' own groups in the export are theirs, not the hub's
+    c = StackWrites("c", "stacks/Pulumi.c.yaml", (Write("azure", "firewall-policy", policy, "writes", (100,), ("egress-c-aks",)),), 100)
+    with pytest.raises(FleetError, match="stack 'c' writes rule collection group egress-c-aks at priority 100 .* where stack 'a' declares "
+                                         "the hub's group hub-platform at 100"):
+        check_fleet([a, b, c])
