@@ -117,3 +117,12 @@ def test_summary_escapes_every_cell():
     body = rendered.split("<tbody>", 1)[1]
     assert body.count("<tr>") == 1 and len(re.findall(r"<td>", body)) == 4
     assert "<h3>" not in rendered and "<a " not in rendered and "<img" not in rendered and "<code>" not in rendered
+
+
+def test_evidence_escapes_control_characters_a_client_wrote():
+    """A Host header or URL is the client's: an escape sequence in it must not reach the proposals file or the terminal."""
+    from egress.learn.flows import evidence
+
+    quoted = evidence('1795176000.000 0 10.60.4.12 TCP_DENIED/403 3950 GET http://a.example.com/\x1b[2J\u202ex - HIER_NONE/- text/html')
+    assert "\x1b" not in quoted and "\u202e" not in quoted
+    assert "\\x1b[2J\\u202ex" in quoted

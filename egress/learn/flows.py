@@ -111,8 +111,11 @@ def read_text(path: Path, shown: str) -> str:
 
 
 def evidence(text: str) -> str:
-    """A record as the proposals quote it: one line, credentials masked, long lines cut."""
-    line = redact(" ".join(text.split()))
+    """A record as the proposals quote it: one line, control characters escaped (a client wrote it: no escape sequence
+    may reach the terminal or editor showing the proposals), credentials masked, long lines cut."""
+    from .lines_text import printable
+
+    line = redact(printable(" ".join(text.split())))
     return line if len(line) <= 2000 else line[:1997] + "..."  # a JSON record names the host near its end
 
 
