@@ -15,11 +15,13 @@ def dump(document: Any) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
-def render_json(stack: str, out: str, written: dict[str, list[str]], summaries: dict[str, str], kept: Iterable[str]) -> dict[str, Any]:
-    """egress render: per target the files written (relative to OUT) and its summary lines."""
+def render_json(stack: str, out: str, written: dict[str, list[str]], summaries: dict[str, str], kept: Iterable[str],
+                notes: Iterable[str] = (), warnings: Iterable[str] = ()) -> dict[str, Any]:
+    """egress render: per target the files written (relative to OUT) and its summary lines; the notes and warnings on an
+    existing policy's facts (where each came from, what was not read offline), as preview's JSON carries them."""
     return {"stack": stack, "out": out,
             "targets": [{"target": name, "files": sorted(files), "summary": summaries[name].split("\n")} for name, files in written.items()],
-            "kept": list(kept)}
+            "kept": list(kept), "notes": list(notes), "warnings": list(warnings)}
 
 
 def violation_json(v: Any) -> dict[str, Any]:

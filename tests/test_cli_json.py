@@ -23,13 +23,23 @@ def test_render_json_lists_each_targets_files(run_cli, tmp_path):
     code, out, err = run_cli("render", "--stack", "dev", "--out", str(tmp_path / "out"), "--format", "json", "--project", str(ROOT))
     assert code == 0, err
     doc = as_json(out)
-    assert set(doc) == {"stack", "out", "targets", "kept"} and doc["stack"] == "dev"
+    assert set(doc) == {"stack", "out", "targets", "kept", "notes", "warnings"} and doc["stack"] == "dev"
+    assert doc["notes"] == doc["warnings"] == []  # dev creates its policy: no hub facts to judge
     assert [t["target"] for t in doc["targets"]] == ["azure", "aws", "kubernetes"]
     for target in doc["targets"]:
         assert set(target) == {"target", "files", "summary"} and target["files"] == sorted(target["files"])
         for name in target["files"]:
             assert (tmp_path / "out" / name).is_file(), name
     assert "wrote " in err  # the messages stay on stderr
+
+
+def test_render_json_carries_what_was_not_read_of_the_hub(run_cli, tmp_path):
+    """aks-spoke attaches to a hub policy it declares nothing of: the JSON says what preview says, "not read offline"."""
+    code, out, err = run_cli("render", "--stack", "aks-spoke", "--out", str(tmp_path / "out"), "--format", "json", "--project", str(ROOT))
+    assert code == 0, err
+    doc = as_json(out)
+    assert doc["notes"] and all(isinstance(n, str) for n in doc["notes"])
+    assert any("not read offline" in line for line in doc["notes"] + doc["warnings"]), doc
 
 
 def test_render_text_prints_nothing_on_stdout(run_cli, tmp_path):

@@ -23,7 +23,7 @@ def render_command(
     target: Annotated[Target, typer.Option("--target", "-t", help="Enforcement target to render; all: every target the stack lists.")] = Target("all"),  # type: ignore[valid-type]
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory; files go to OUT/<target>/. Only files an earlier run wrote "
                                       "(OUT/.egress-manifest.json) are replaced or removed.")] = Path("out"),
-    fmt: Annotated[ReportFormat, _format_option('{"stack", "out", "targets": [{"target", "files", "summary"}], "kept"}')] = ReportFormat.text,
+    fmt: Annotated[ReportFormat, _format_option('{"stack", "out", "targets": [{"target", "files", "summary"}], "kept", "notes", "warnings"}')] = ReportFormat.text,
     project: ProjectOption = None,
 ) -> None:
     """Write what each target would deploy, offline: azure, each rule collection group's REST body and each IP Group; aws,
@@ -43,7 +43,8 @@ def render_command(
     from ..hub_facts import judge_offline
 
     hub_notes, hub_warnings = judge_offline(plans, catalog, profile, reqs, proj.root, stack)  # an existing policy, as preview judges it
-    files = {path: text for name, plan in plans.items() for path, text in TARGETS[name].render(plan).items()}
+    renders = {name: TARGETS[name].render(plan) for name, plan in plans.items()}
+    files = {path: text for render in renders.values() for path, text in render.items()}
     written = write_output(out, files, names, proj.root)  # everything compiles before anything is written
     err = _err()
     for name, plan in plans.items():
@@ -56,8 +57,8 @@ def render_command(
     if fmt is ReportFormat.json:
         from ..json_out import dump, render_json
 
-        _out(dump(render_json(stack, str(out), {name: list(TARGETS[name].render(plan)) for name, plan in plans.items()},
-                              {name: TARGETS[name].summary(plan) for name, plan in plans.items()}, written.kept)))
+        _out(dump(render_json(stack, str(out), {name: list(render) for name, render in renders.items()},
+                              {name: TARGETS[name].summary(plan) for name, plan in plans.items()}, written.kept, hub_notes, hub_warnings)))
 
 
 def _pack_config(path: Optional[Path]) -> Optional[dict]:
