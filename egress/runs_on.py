@@ -34,6 +34,17 @@ class Place(BaseModel):
     cloud: Cloud
     region: Optional[str] = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _azure_display_name(cls, data: object) -> object:
+        """An Azure region as the portal shows it ('West Europe') is the location az writes ('westeurope'), as for the
+        stack's own location (egress/spellings.py)."""
+        if isinstance(data, dict) and data.get("cloud") == "azure" and isinstance(data.get("region"), str):
+            from .spellings import azure_location
+
+            return {**data, "region": azure_location(data["region"])}
+        return data
+
     @model_validator(mode="after")
     def _region_spelling(self) -> "Place":
         if self.region is None:

@@ -277,3 +277,13 @@ def test_a_private_key_in_a_yaml_comment_is_not_data(tmp_path):
     path = tmp_path / "Pulumi.t.yaml"
     path.write_text("config:\n  # -----BEGIN RSA PRIVATE KEY-----\n  egress-matrix:platforms: [aks]\n  egress-matrix:location: westeurope\n")
     assert load_profile(path, "t").platforms == ("aks",)
+
+
+def test_a_runs_on_azure_region_takes_the_display_name_too():
+    """runsOn's Azure region is normalised like the stack's location: 'West Europe' is westeurope (a wrong one still fails)."""
+    from egress.runs_on import Place
+
+    assert Place(cloud="azure", region="West Europe").region == "westeurope"
+    assert Place(cloud="aws", region="eu-west-1").region == "eu-west-1"
+    with pytest.raises(ValueError, match="is not a region of azure"):
+        Place(cloud="azure", region="West-Europe!")
