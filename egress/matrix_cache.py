@@ -184,7 +184,7 @@ def cached(parts: list[Any], compute: Callable[[], tuple[str, list[str]]]) -> tu
             if entry.get("version") == VERSION and _hit(entry):
                 return entry["output"], []
         except (OSError, ValueError, KeyError, AttributeError, TypeError):
-            pass
+            pass  # no entry, or one that cannot be read as ours: a miss, computed and stored afresh below
     if not _hooked:
         sys.addaudithook(_hook)
         _hooked = True

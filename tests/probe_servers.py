@@ -185,6 +185,23 @@ def _read_head(conn) -> bytes:
     return head
 
 
+def _tls_listener(names: Iterable[str]) -> tuple[str, ssl.SSLContext, socket.socket]:
+    """A test CA's PEM, a server TLS context with a certificate for ``names`` signed by it, and a listening socket on
+    127.0.0.1 (an ephemeral port) that the accept loop polls."""
+    ca_pem, cert_pem, key_pem = issue_certificates(names)
+    with tempfile.TemporaryDirectory(prefix="egress-probe-tls-") as tmp:
+        (Path(tmp) / "c.pem").write_bytes(cert_pem)
+        (Path(tmp) / "k.pem").write_bytes(key_pem)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(Path(tmp) / "c.pem", Path(tmp) / "k.pem")
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", 0))
+    server.listen(32)
+    server.settimeout(0.2)
+    return ca_pem, context, server
+
+
 @contextmanager
 def _accepting(server: socket.socket, handle, lifetime: float) -> Iterator[None]:
     """Accept on ``server`` (a thread per connection, ``handle(conn)``) until the block ends or ``lifetime`` runs out."""
@@ -220,17 +237,7 @@ def toy_proxy(blocked: Iterable[str] = (), connect_status: str = "", lifetime: f
     to a blocked host gets Azure Firewall's 470, others 200."""
     blocked = set(blocked)
     names = sorted(blocked | {"example.com", "allowed.test", "localhost"})
-    ca_pem, cert_pem, key_pem = issue_certificates(names)
-    with tempfile.TemporaryDirectory(prefix="egress-probe-toy-") as tmp:
-        (Path(tmp) / "c.pem").write_bytes(cert_pem)
-        (Path(tmp) / "k.pem").write_bytes(key_pem)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(Path(tmp) / "c.pem", Path(tmp) / "k.pem")
-    server = socket.socket()
-    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    server.bind(("127.0.0.1", 0))
-    server.listen(32)
-    server.settimeout(0.2)
+    ca_pem, context, server = _tls_listener(names)
     proxy = ToyProxy(f"http://127.0.0.1:{server.getsockname()[1]}", ca_pem)
 
     def handle(conn):
@@ -270,17 +277,7 @@ def scripted_server(answer, lifetime: float = 30.0) -> Iterator[ToyProxy]:
     ``answer(request_line) -> bytes``; the answer ``b"TLS"`` to a CONNECT opens the tunnel, does a TLS handshake with a
     certificate from its own test CA (``ca_pem``, any of the names the tests use) and answers the request inside with
     ``answer("inside " + host + " " + request_line)``: a TLS-inspecting proxy."""
-    ca_pem, cert_pem, key_pem = issue_certificates(["example.com", "allowed.test", "blocked.example.org", "s3.example.net", "localhost"])
-    with tempfile.TemporaryDirectory(prefix="egress-probe-scripted-") as tmp:
-        (Path(tmp) / "c.pem").write_bytes(cert_pem)
-        (Path(tmp) / "k.pem").write_bytes(key_pem)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(Path(tmp) / "c.pem", Path(tmp) / "k.pem")
-    server = socket.socket()
-    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    server.bind(("127.0.0.1", 0))
-    server.listen(32)
-    server.settimeout(0.2)
+    ca_pem, context, server = _tls_listener(["example.com", "allowed.test", "blocked.example.org", "s3.example.net", "localhost"])
     proxy = ToyProxy(f"http://127.0.0.1:{server.getsockname()[1]}", ca_pem)
 
     def handle(conn):
