@@ -42,7 +42,9 @@ def enabled() -> bool:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "egress-matrix" / "matrix"
+    # the XDG spec: a relative XDG_CACHE_HOME is invalid and ignored (it would put the cache wherever the command runs)
+    xdg = os.environ.get("XDG_CACHE_HOME") or ""
+    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "egress-matrix" / "matrix"
 
 
 def _own_folder(folder: Path, create: bool) -> bool:
@@ -202,6 +204,9 @@ def cached(parts: list[Any], compute: Callable[[], tuple[str, list[str]]]) -> tu
 
 
 def _store(key: str, output: str, recorded: dict[str, set[str]]) -> None:
+    import contextlib
+    import tempfile
+
     from .redact import redact
 
     installation = _installation()
@@ -213,15 +218,21 @@ def _store(key: str, output: str, recorded: dict[str, set[str]]) -> None:
     if folder is None:
         return  # a cache folder someone else could change: no cache, same output
     path = folder / f"{key}.json"
+    temporary = None
     try:
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # mkstemp: a new file (O_EXCL, 0600) with an unguessable name, so a planted name or link is never written through
+        fd, temporary = tempfile.mkstemp(prefix=f"{key}.", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(entry, handle)
         os.replace(temporary, path)
+        temporary = None
         _prune(path.parent)
     except OSError:
         pass  # a read-only home: no cache, same output
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
 
 
 def _prune(folder: Path) -> None:
