@@ -10,9 +10,10 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from egress.errors import EgressError
+from egress.learn.lines_text import printable
 
 
 class DiffError(EgressError):
@@ -31,7 +32,11 @@ print(json.dumps(snapshot(preview(open_project(Path(sys.argv[1])), sys.argv[2]))
 # What the base's code gets from the environment: enough for Python to start, nothing that opens anything (no cloud or
 # Pulumi credentials, no kubeconfig, no tokens): the base is code from a branch, and it is executed.
 # EGRESS_TODAY and TZ: the base is judged on the head's date (own entries' expiry), never on another day's.
-_BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "SYSTEMROOT", "EGRESS_TODAY", "TZ")
+# Not HOME: SDKs find credentials there without any variable (~/.aws/credentials, ~/.pulumi/credentials.json,
+# ~/.kube/config, ~/.azure/, ~/.docker/config.json, gcloud's application default credentials). The child gets an
+# empty home of its own, and every such tool is pointed into it or at /dev/null (_home_env).
+_BASE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "SYSTEMROOT", "EGRESS_TODAY", "TZ")
+_STDERR_LINES = 5  # of a failed base preview, shown redacted: the error and where it came from, not the whole output
 _REF_FIX = "Fix: pass a commit, branch or tag that exists (in CI, fetch the base branch: actions/checkout with fetch-depth: 0)"
 # The base is the committed bytes: a user's line-ending settings (core.autocrlf, core.eol) would hand its code over
 # converted, and a global attributes file (export-ignore) incomplete. The repository's own .gitattributes still apply.
@@ -58,31 +63,82 @@ def _resolve_ref(project_root: Path, ref: str) -> str:
     return sha
 
 
-def base_snapshot(project_root: Path, ref: str, stack: str) -> dict[str, Any]:
+def _home_env(home: Path) -> dict[str, str]:
+    """The child's own empty home, and every credential store a cloud, Pulumi or Kubernetes SDK would open pointed into
+    it or at the null device (no instance-metadata credentials for botocore either; the base preview is offline)."""
+    env = {"HOME": str(home), "USERPROFILE": str(home), "PULUMI_HOME": str(home / ".pulumi"), "XDG_CONFIG_HOME": str(home / ".config"),
+           "XDG_CACHE_HOME": str(home / ".cache"), "XDG_DATA_HOME": str(home / ".local" / "share"), "AZURE_CONFIG_DIR": str(home / ".azure"),
+           "DOCKER_CONFIG": str(home / ".docker"), "CLOUDSDK_CONFIG": str(home / ".gcloud"), "KUBECONFIG": os.devnull,
+           "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull, "AWS_EC2_METADATA_DISABLED": "true",
+           "EGRESS_NO_CACHE": "1"}  # the matrix cache: never the user's, and nothing left behind
+    return env
+
+
+def _links_the_data_filter_refuses(skipped: list[str]):
+    """tarfile's "data" filter, except that a symbolic or hard link it refuses (absolute, or pointing outside the tree)
+    is left out instead of aborting: the preview reads the matrix, the stacks and the code, never such a link, and a
+    base whose program needed one fails later with its own error."""
+    def extraction_filter(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+        try:
+            return tarfile.data_filter(member, path)
+        except tarfile.FilterError:
+            if member.issym() or member.islnk():
+                skipped.append(member.name)
+                return None
+            raise
+    return extraction_filter
+
+
+def _base_error(stderr: str) -> str:
+    """The last lines a failed base preview wrote, as one may show them: credentials and private keys masked, control
+    characters escaped (the base is someone's branch, and its output reaches a terminal and a CI log)."""
+    from egress.redact import redact
+
+    lines = [printable(redact(line)) for line in stderr.strip().splitlines()[-_STDERR_LINES:]] or ["(no output)"]
+    return " | ".join(line.strip() for line in lines)
+
+
+def _say(note: str) -> None:
+    sys.stderr.write(note + "\n")
+
+
+def base_snapshot(project_root: Path, ref: str, stack: str, say: Callable[[str], None] = _say) -> dict[str, Any]:
     """Preview ``stack`` as it was at ``ref``, with that ref's code and data.
 
     The base's own code is EXECUTED (its program, components and policies, in a child Python process): only compare
     against a ref whose code you would run. The child gets a scrubbed environment (``_BASE_ENV`` plus the PYTHONPATH set
-    here: no cloud, Pulumi or Kubernetes credentials). ``ref`` is resolved to a commit with ``git rev-parse --verify
-    --end-of-options`` before ``git archive`` sees it, and a ref that looks like an option is refused."""
+    here: no cloud, Pulumi or Kubernetes credentials) and an empty temporary HOME (``_home_env``: no credential file an
+    SDK finds on its own). It still runs as the user: it can read any file the user can read, and reach the network.
+    ``ref`` is resolved to a commit with ``git rev-parse --verify --end-of-options`` before ``git archive`` sees it, and a
+    ref that looks like an option is refused. Links the base holds that point outside its tree are left out (``say``
+    names them)."""
     sha = _resolve_ref(project_root, ref)
     try:
         archive = subprocess.run([*_GIT, "-C", str(project_root), "archive", "--format=tar", sha], capture_output=True, check=True).stdout
     except subprocess.CalledProcessError as exc:
         raise DiffError(f"git ref '{ref}' ({sha}): {exc.stderr.decode(errors='replace').strip()}. {_REF_FIX}") from None
-    with tempfile.TemporaryDirectory(prefix="egress-diff-") as directory:
+    with tempfile.TemporaryDirectory(prefix="egress-diff-") as directory, tempfile.TemporaryDirectory(prefix="egress-diff-home-") as home:
         tree = Path(directory)
+        skipped: list[str] = []
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(tree, filter="data")
+            try:
+                tar.extractall(tree, filter=_links_the_data_filter_refuses(skipped))
+            except tarfile.FilterError as exc:  # not a link: git archive writes none, but never a traceback
+                raise DiffError(f"git ref '{ref}' ({sha}): '{printable(exc.tarinfo.name)}' cannot be unpacked safely. "
+                                "Fix: compare against a ref without it") from None
+        if skipped:
+            say(f"note: git ref '{ref}': left out {len(skipped)} link(s) pointing outside the tree, which the preview does not "
+                f"read: {', '.join(printable(name) for name in skipped)}")
         if not (tree / "egress_preview" / "preview.py").exists():
             raise DiffError(f"git ref '{ref}' predates egress preview, so it cannot be previewed with its own code. Fix: use a later base")
         if not (tree / "stacks" / f"Pulumi.{stack}.yaml").exists():
             return {"stack": stack, "resources": [], "requirements": [], "violations": [], "outputs": {}, "coverage": [], "warnings": [],
                     "missing": True}
         env = {name: os.environ[name] for name in _BASE_ENV if name in os.environ}
+        env.update(_home_env(Path(home)))
         env.update(PYTHONPATH=os.pathsep.join([str(tree), str(tree / "policy")]), PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1")
-        done = subprocess.run([sys.executable, "-c", _BASE_SCRIPT, str(tree), stack], cwd=tree, env=env, capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-c", _BASE_SCRIPT, str(tree), stack], cwd=tree, env=env, capture_output=True, text=True,
+                              errors="replace")
         if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise DiffError(f"previewing stack '{stack}' at '{ref}' failed: {last}")
+            raise DiffError(f"previewing stack '{stack}' at '{ref}' failed: {_base_error(done.stderr)}")
         return json.loads(done.stdout.strip().splitlines()[-1])

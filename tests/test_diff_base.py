@@ -20,11 +20,26 @@ _FAKE_TREE = {
         "import os, sys\n"
         "def preview(project, stack):\n"
         "    return {'stack': stack, 'env': sorted(os.environ), 'pythonpath': os.environ.get('PYTHONPATH', ''), 'argv0': sys.argv[0],\n"
-        "            'own_code': open(__file__, 'rb').read().decode('latin-1')}\n"
+        "            'own_code': open(__file__, 'rb').read().decode('latin-1'), 'environ': dict(os.environ), 'found': found()}\n"
+        "def found():\n"
+        "    # what SDKs find with no variable set: botocore's default chain, and the files other tools open under HOME\n"
+        "    import botocore.session\n"
+        "    credentials = botocore.session.get_session().get_credentials()\n"
+        "    home = os.path.expanduser('~')\n"
+        "    files = [os.path.join(d, f) for d, _, fs in os.walk(home) for f in fs]\n"
+        "    pulumi = os.path.join(os.environ.get('PULUMI_HOME') or os.path.join(home, '.pulumi'), 'credentials.json')\n"
+        "    kube = os.environ.get('KUBECONFIG') or os.path.join(home, '.kube', 'config')\n"
+        "    azure = os.environ.get('AZURE_CONFIG_DIR') or os.path.join(home, '.azure')\n"
+        "    read = lambda p: open(p).read() if os.path.isfile(p) else ''\n"
+        "    return {'aws': credentials.access_key if credentials else None, 'home': home, 'files': files, 'pulumi': read(pulumi),\n"
+        "            'kube': read(kube), 'azure': sorted(os.listdir(azure)) if os.path.isdir(azure) else []}\n"
         "def snapshot(result):\n"
         "    return result\n"),
     "stacks/Pulumi.dev.yaml": "config: {}\n",
 }
+# The base's own empty home, and where each SDK's credential store is pointed (into it, or at the null device).
+_HOME_ENV = {"USERPROFILE", "PULUMI_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "AZURE_CONFIG_DIR", "DOCKER_CONFIG",
+             "CLOUDSDK_CONFIG", "KUBECONFIG", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_EC2_METADATA_DISABLED", "EGRESS_NO_CACHE"}
 SECRETS = {"AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "s3cr3t", "AWS_SESSION_TOKEN": "tok", "AZURE_CLIENT_SECRET": "az",
            "ARM_CLIENT_SECRET": "arm", "ARM_USE_OIDC": "true", "PULUMI_ACCESS_TOKEN": "pul-123", "PULUMI_CONFIG_PASSPHRASE": "pass",
            "GITHUB_TOKEN": "ghp_x", "KUBECONFIG": "/home/ci/.kube/config", "GOOGLE_APPLICATION_CREDENTIALS": "/k.json",
@@ -76,9 +91,11 @@ def test_the_bases_code_runs_with_no_credentials_in_its_environment(fake_repo, m
     monkeypatch.setenv("PATH", "/usr/local/bin:/usr/bin:/bin")
     seen = base_snapshot(fake_repo, "HEAD", "dev")
     assert seen["argv0"] == "-c"  # the base's own preview.py answered, so its code ran
-    assert not set(SECRETS) & set(seen["env"]), seen["env"]
+    assert not {name: value for name, value in seen["environ"].items() if SECRETS.get(name) == value}, seen["environ"]
+    assert not (set(SECRETS) - {"KUBECONFIG"}) & set(seen["env"]), seen["env"]
+    assert seen["environ"]["KUBECONFIG"] == os.devnull
     assert set(seen["env"]) <= {"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "SYSTEMROOT", "PYTHONPATH", "PYTHONNOUSERSITE",
-                                "PYTHONDONTWRITEBYTECODE"}
+                                "PYTHONDONTWRITEBYTECODE", *_HOME_ENV}
     assert "PATH" in seen["env"] and Path(seen["pythonpath"].split(os.pathsep)[0]).name.startswith("egress-diff-")  # the base's tree first
     assert "s3cr3t" not in json.dumps(seen)
 
@@ -107,3 +124,65 @@ def test_a_users_git_config_does_not_change_the_base(core, fake_repo, tmp_path, 
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
     seen = base_snapshot(fake_repo, "HEAD", "dev")
     assert seen["own_code"] == _FAKE_TREE["egress_preview/preview.py"]
+
+
+def test_the_base_finds_no_credentials_in_the_users_home(fake_repo, tmp_path, monkeypatch):
+    """Scrubbing variables is not enough: SDKs open ~/.aws/credentials, ~/.pulumi/credentials.json, ~/.kube/config and
+    ~/.azure/ by themselves. The base runs with an empty home of its own, and botocore's default chain finds nothing."""
+    home = tmp_path / "home"
+    for relative, text in {".aws/credentials": "[default]\naws_access_key_id = AKIAHOMEEXAMPLE\naws_secret_access_key = homesecret\n",
+                           ".aws/config": "[default]\nregion = eu-west-1\n",
+                           ".pulumi/credentials.json": '{"accessTokens": {"https://api.pulumi.com": "pul-home"}}',
+                           ".kube/config": "users: [{name: admin, user: {token: kube-home}}]\n",
+                           ".azure/msal_token_cache.json": "azure-home", ".docker/config.json": '{"auths": {"x": {"auth": "docker-home"}}}',
+                           ".config/gcloud/application_default_credentials.json": "gcloud-home"}.items():
+        (home / relative).parent.mkdir(parents=True, exist_ok=True)
+        (home / relative).write_text(text)
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("XDG_CONFIG_HOME", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "KUBECONFIG", "PULUMI_HOME", "AZURE_CONFIG_DIR",
+                 "AWS_ACCESS_KEY_ID", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # before the fix too: the test never waits on an instance-metadata call
+    seen = base_snapshot(fake_repo, "HEAD", "dev")
+    found = seen["found"]
+    assert found["aws"] is None and found["home"] != str(home) and Path(found["home"]).name.startswith("egress-diff-home-")
+    assert found["files"] == [] and found["pulumi"] == "" and found["kube"] == "" and found["azure"] == []
+    for secret in ("AKIAHOMEEXAMPLE", "homesecret", "pul-home", "kube-home", "azure-home", "docker-home", "gcloud-home", str(home)):
+        assert secret not in json.dumps(seen)
+    assert not Path(found["home"]).exists()  # the child's home goes with the run
+
+
+def test_a_failed_base_shows_its_last_lines_redacted(fake_repo):
+    """The base's stderr is someone's branch output: credentials it prints are masked, control characters escaped."""
+    (fake_repo / "egress_preview" / "preview.py").write_text(
+        "import sys\ndef preview(project, stack):\n    raise SystemExit('proxy http://alice:hunter2@proxy.example.com:3128 \\x1b]0;pwned\\x07 down')\n"
+        "def snapshot(result):\n    return result\n")
+    subprocess.run(["git", "-C", str(fake_repo), "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "fails"], check=True)
+    with pytest.raises(DiffError) as caught:
+        base_snapshot(fake_repo, "HEAD", "dev")
+    message = str(caught.value)
+    assert "previewing stack 'dev' at 'HEAD' failed:" in message and "proxy.example.com:3128" in message
+    assert "hunter2" not in message and "\x1b" not in message and "\\x1b]0;pwned" in message
+
+
+def _commit_link(repo: Path, name: str, target: str) -> None:
+    (repo / name).symlink_to(target)
+    subprocess.run(["git", "-C", str(repo), "add", name], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "link"], check=True)
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "../../outside", "stacks/../../escape"], ids=["absolute", "outside", "dotdot"])
+def test_a_link_pointing_outside_the_base_is_left_out_and_named(fake_repo, target):
+    """tarfile's data filter refuses such links with AbsoluteLinkError / LinkOutsideDestinationError (a traceback): the
+    preview reads none of them, so they are left out and the note names them."""
+    _commit_link(fake_repo, "docs-link", target)
+    notes: list[str] = []
+    seen = base_snapshot(fake_repo, "HEAD", "dev", say=notes.append)
+    assert seen["stack"] == "dev" and seen["argv0"] == "-c"
+    assert notes == ["note: git ref 'HEAD': left out 1 link(s) pointing outside the tree, which the preview does not read: docs-link"]
+
+
+def test_a_link_inside_the_base_is_kept(fake_repo):
+    _commit_link(fake_repo, "stacks/alias.yaml", "Pulumi.dev.yaml")
+    notes: list[str] = []
+    assert base_snapshot(fake_repo, "HEAD", "dev", say=notes.append)["stack"] == "dev" and notes == []

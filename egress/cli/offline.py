@@ -145,8 +145,9 @@ class DiffFormat(str, Enum):
 @app.command("diff")
 def diff_command(
     base: Annotated[str, typer.Option("--base", help="Git ref to compare against (e.g. origin/main). Its code is EXECUTED to preview it "
-                                      "(a child process with a scrubbed environment: no cloud, Pulumi or Kubernetes credentials); "
-                                      "only pass a ref whose code you would run.")],
+                                      "(a child process with a scrubbed environment and an empty temporary HOME: no cloud, Pulumi or Kubernetes "
+                                      "credentials; it still runs as you and can read any file you can read); only pass a ref whose "
+                                      "code you would run.")],
     stack: StackOption = None,
     fmt: Annotated[DiffFormat, typer.Option("--format", "-f", help="md: one pull-request comment; json: the same comparison for "
                                             "scripts.")] = DiffFormat.md,
