@@ -37,3 +37,104 @@ def test_a_relative_xdg_cache_home_is_ignored(tmp_path, monkeypatch):
     assert matrix_cache.cache_dir() == tmp_path / ".cache" / "egress-matrix" / "matrix"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "abs"))
     assert matrix_cache.cache_dir() == tmp_path / "abs" / "egress-matrix" / "matrix"
+
+
+# --- egress learn --out: the proposals file is written whole, never through a link, never to a FIFO, device or .git ---
+
+LEARN_STACK = "proxy-only"
+DATA = Path(__file__).parent / "data" / "learn"
+
+
+def _learn(run_cli, project: Path, out: str) -> tuple[int, str, str]:
+    (project / "logs").mkdir(exist_ok=True)
+    (project / "logs" / "access.log").write_bytes((DATA / "squid-access.log").read_bytes())
+    return run_cli("learn", "--stack", LEARN_STACK, "logs/access.log", "--out", out, "--project", str(project), cwd=project)
+
+
+def _one_error(code: int, out: str, err: str, *fragments: str) -> str:
+    message = " ".join(err.split())
+    assert code == 1 and out == "" and "Traceback" not in err and message.count("Error: ") == 1, (code, out, err)
+    for fragment in fragments:
+        assert fragment in message, message
+    return message
+
+
+def test_learn_never_writes_through_a_dangling_link(project_copy, run_cli, tmp_path):
+    victim = tmp_path / "elsewhere" / "victim.yaml"
+    victim.parent.mkdir()
+    (project_copy / "p.yaml").symlink_to(victim)
+    _one_error(*_learn(run_cli, project_copy, "p.yaml"), "p.yaml: is a symbolic link; egress learn never writes through a link",
+               "Fix: give another --out file")
+    assert not victim.exists() and (project_copy / "p.yaml").is_symlink()
+
+
+def test_learn_never_writes_through_a_link_to_an_earlier_proposals_file(project_copy, run_cli, tmp_path):
+    code, _, err = _learn(run_cli, project_copy, "real.yaml")
+    assert code == 3, err
+    before = (project_copy / "real.yaml").read_text()
+    (project_copy / "p.yaml").symlink_to(project_copy / "real.yaml")
+    _one_error(*_learn(run_cli, project_copy, "p.yaml"), "is a symbolic link")
+    assert (project_copy / "real.yaml").read_text() == before
+
+
+def test_learn_out_in_a_missing_folder_is_one_error(project_copy, run_cli, tmp_path):
+    missing = tmp_path / "nonexistent" / "x.yaml"
+    _one_error(*_learn(run_cli, project_copy, str(missing)), str(missing), f"the folder '{missing.parent}' does not exist",
+               "Fix: create the folder first")
+
+
+def test_learn_out_under_a_file_is_one_error(project_copy, run_cli):
+    _one_error(*_learn(run_cli, project_copy, "Pulumi.yaml/x.yaml"), "Pulumi.yaml/x.yaml", "Fix: give another --out file")
+
+
+def test_learn_out_to_a_fifo_is_refused_not_a_hang(project_copy, run_cli):
+    os.mkfifo(project_copy / "pipe.yaml")
+    _one_error(*_learn(run_cli, project_copy, "pipe.yaml"), "pipe.yaml: is not a regular file (a FIFO, device or socket)")
+
+
+def test_learn_out_to_a_device_is_refused(project_copy, run_cli):
+    _one_error(*_learn(run_cli, project_copy, os.devnull), f"{os.devnull}: is not a regular file")
+
+
+def test_learn_out_inside_git_is_refused(project_copy, run_cli):
+    (project_copy / ".git" / "hooks").mkdir(parents=True)
+    _one_error(*_learn(run_cli, project_copy, ".git/hooks/post-checkout"), ".git/hooks/post-checkout: is inside a .git folder")
+    assert not (project_copy / ".git" / "hooks" / "post-checkout").exists()
+
+
+def test_learn_out_in_a_folder_it_cannot_write_is_one_error(project_copy, run_cli):
+    if os.geteuid() == 0:
+        import pytest
+
+        pytest.skip("root writes into any folder")
+    folder = project_copy / "locked"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        _one_error(*_learn(run_cli, project_copy, "locked/p.yaml"), "locked/p.yaml: cannot be written (Permission denied)")
+    finally:
+        folder.chmod(0o700)
+
+
+def test_learn_writes_a_whole_file_and_leaves_no_temporary(project_copy, run_cli):
+    code, _, err = _learn(run_cli, project_copy, "p.yaml")
+    assert code == 3, err
+    written = project_copy / "p.yaml"
+    assert written.read_text().startswith("# egress learn") and (written.stat().st_mode & 0o777) == 0o666 & ~_umask()
+    assert not list(project_copy.glob(".p.yaml.*"))
+    code, _, err = _learn(run_cli, project_copy, "p.yaml")  # an earlier proposals file is replaced
+    assert code == 3, err
+
+
+def _umask() -> int:
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
+
+
+def test_learns_error_escapes_a_log_lines_control_characters(project_copy, run_cli):
+    """'is in no format egress learn reads' quotes the line: its ESC/OSC bytes must not drive the terminal."""
+    (project_copy / "esc.log").write_bytes(b"x\x1b]0;pwned\x07\x1b[31mRED\x1b[2J\n")
+    code, out, err = run_cli("learn", "esc.log", "--stack", LEARN_STACK, "--out", "p.yaml", "--project", str(project_copy), cwd=project_copy)
+    _one_error(code, out, err, "esc.log: line 1: is in no format egress learn reads", "\\x1b]0;pwned\\x07\\x1b[31mRED")
+    assert "\x1b" not in err and "\x07" not in err and "\x1b" not in out

@@ -96,7 +96,7 @@ def learn_command(
     """Read deny logs, group the denied flows by source role or group and destination, match them against the whole matrix,
     and write proposals for review (turn on a feature, or a stack entry with owner and reference to fill). Changes nothing.
     Prints a Markdown summary. Exits 0 when nothing is proposed, 3 when proposals were written, 1 on bad input."""
-    from ..learn import PROPOSALS_EXIT, check_out, learn
+    from ..learn import PROPOSALS_EXIT, check_out, learn, write_out
 
     proj = _project(project)
     stack = _stack(proj, stack)
@@ -104,7 +104,7 @@ def learn_command(
     _warn_expiry(catalog)  # an expired own entry may be why a flow is denied now
     check_out(out)
     learned = learn(catalog, profile, stack, [(path, str(path)) for path in logs or []], fmt)
-    out.write_text(learned.yaml, encoding="utf-8")
+    write_out(out, learned.yaml)
     if summary is SummaryFormat.json:
         from ..json_out import dump, learn_json
 

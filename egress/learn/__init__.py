@@ -19,11 +19,12 @@ from .candidates import candidates, patterns
 from .flows import LearnError, LogRead
 from .formats import FORMATS, check_format, read_log
 from .match import group_flows, judge
-from .proposals import MARKER, document, markdown, to_yaml
+from .out_file import check_out, write_out
+from .proposals import document, markdown, to_yaml
 
 PROPOSALS_EXIT = 3  # not 1 (bad input) nor 2 (usage): a script tells "review these" from "it failed"
 
-__all__ = ["FORMATS", "LearnError", "Learned", "PROPOSALS_EXIT", "check_out", "learn"]
+__all__ = ["FORMATS", "LearnError", "Learned", "PROPOSALS_EXIT", "check_out", "learn", "write_out"]
 
 
 @dataclass(frozen=True)
@@ -52,16 +53,3 @@ def learn(catalog: Catalog, profile: Profile, stack: str, logs: list[tuple[Path,
     doc = document(stack, list(reads), judged, tuple(entry.id for entry in profile.entries))
     return Learned(doc, to_yaml(stack, doc), reads)
 
-
-def check_out(path: Path) -> None:
-    """The proposals file may replace only an earlier proposals file: a command deletes only what it wrote."""
-    if path.is_dir():
-        raise LearnError(str(path), None, "is a directory", "give a file name for the proposals, e.g. --out learn-proposals.yaml")
-    if path.exists():
-        try:
-            first = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
-        except OSError as exc:
-            raise LearnError(str(path), None, f"cannot be read ({exc.strerror})", "give another --out file") from None
-        if not first.startswith(MARKER):
-            raise LearnError(str(path), None, "exists and is not an earlier egress learn proposals file, so it is not replaced",
-                             "give another --out file, or remove it yourself")

@@ -20,6 +20,7 @@ from typing import Optional
 from ..addresses import AddressError, check_ascii, parse_domain
 from ..errors import EgressError
 from ..redact import redact
+from .lines_text import printable
 
 DOCS = "docs/LEARN.md"
 
@@ -29,7 +30,8 @@ class LearnError(EgressError):
 
     def __init__(self, file: str, line: Optional[int], problem: str, fix: str):
         where = f"{file}: line {line}" if line else file
-        super().__init__(f"{where}: {problem}. Fix: {fix}")
+        # the problem quotes what a log holds (a client wrote it): its control characters never reach the terminal
+        super().__init__(printable(f"{where}: {problem}. Fix: {fix}"))
 
 
 @dataclass(frozen=True)
@@ -113,8 +115,6 @@ def read_text(path: Path, shown: str) -> str:
 def evidence(text: str) -> str:
     """A record as the proposals quote it: one line, control characters escaped (a client wrote it: no escape sequence
     may reach the terminal or editor showing the proposals), credentials masked, long lines cut."""
-    from .lines_text import printable
-
     line = redact(printable(" ".join(text.split())))
     return line if len(line) <= 2000 else line[:1997] + "..."  # a JSON record names the host near its end
 

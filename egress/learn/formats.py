@@ -7,6 +7,7 @@ from typing import Callable
 
 from . import aws, azure, squid
 from .flows import DOCS, LearnError, LogRead, read_text
+from .lines_text import printable
 
 PARSERS: dict[str, Callable[[str, str], LogRead]] = {"azure": azure.parse, "aws-nfw": aws.parse, "squid": squid.parse}
 FORMATS = ("auto", *PARSERS)
@@ -30,7 +31,7 @@ def detect(text: str, shown: str) -> str:
         return "azure"
     if _SQUID.match(head):
         return "squid"
-    raise LearnError(shown, number, f"is in no format egress learn reads ('{head[:60]}')",
+    raise LearnError(shown, number, f"is in no format egress learn reads ('{printable(head[:60])}')",
                      f"pass an Azure Firewall export (CSV or az JSON), a Network Firewall alert log or a Squid access.log ({DOCS}); "
                      "or name the format with --format azure|aws-nfw|squid")
 
