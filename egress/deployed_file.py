@@ -3,13 +3,13 @@ target's artefacts. The file comes from outside (an artifact, a hand edit), so i
 defect is one error naming the file, the place, the field and the fix, never a traceback."""
 from __future__ import annotations
 
-import json
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .deployed import DeployedResource, resources_from_json
 from .errors import EgressError, InputError
+from .json_file import NotJSON, parse_json, read_json_text
 from .models import Catalog
 from .targets import TARGETS
 
@@ -50,8 +50,8 @@ def load_deployed(path: Path, stack: str, deployed_state: bool = False) -> list[
     """The resources in ``path``, which must be the preview of ``stack`` (``deployed_state``: as an update leaves them,
     not a ``--phase preview``, whose unknowns are no state)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        document = parse_json(read_json_text(path))
+    except NotJSON as exc:
         raise EgressError(f"{path}: not the resources.json of an egress preview ({exc}). Fix: run egress preview --out DIR") from None
     if not isinstance(document, dict):
         raise InputError(path, "", "(document)", document, f"the resources.json of an egress preview is an object, not {_kind(document)}", _FIX)

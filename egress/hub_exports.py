@@ -12,12 +12,12 @@ program itself knows, so showing it reveals nothing but which one it is). Anythi
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from .errors import InputError
+from .json_file import NotJSON, parse_json
 
 SHOW = "az network firewall policy show --resource-group <rg> --name <policy> -o json"
 LIST = "az network firewall policy rule-collection-group list --resource-group <rg> --policy-name <policy> -o json"
@@ -159,9 +159,9 @@ def load_export(path: Path, label: str, no_base: str) -> Show | Groups:
     except (OSError, UnicodeDecodeError) as exc:
         raise HubFactsError(label, "", "(file)", label, f"cannot be read ({exc.__class__.__name__})", "write it as UTF-8 JSON") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise HubFactsError(label, f"line {exc.lineno}, column {exc.colno}", "(document)", "(not shown)", f"not valid JSON ({exc.msg})",
+        data = parse_json(text)
+    except NotJSON as exc:
+        raise HubFactsError(label, exc.where(), "(document)", "(not shown)", exc.reason,
                             f"write the output of `{SHOW}` or `{LIST}`, unedited") from None
     if isinstance(data, list):
         return _parse_groups(data, label)

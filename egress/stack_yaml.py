@@ -15,6 +15,8 @@ from typing import Any, Union
 
 import yaml
 
+from .json_file import MAX_DEPTH
+
 _IMPLICIT = "!egress-matrix/implicit"  # what our resolver gives untagged nodes: anything else carried an explicit tag
 
 
@@ -118,8 +120,10 @@ def _yaml11_kind(text: str) -> str:
     return tag.rsplit(":", 1)[-1]
 
 
-def _convert(node: yaml.Node, seen: dict[int, Node], path: str) -> Node:
+def _convert(node: yaml.Node, seen: dict[int, Node], path: str, depth: int = 1) -> Node:
     line = node.start_mark.line + 1
+    if depth > MAX_DEPTH:  # every reader of the tree recurses: bounded here, as for JSON (egress/json_file.py)
+        raise _too_deep(line, path)
     if node.tag != _IMPLICIT:
         raise YamlProblem(line, f"explicit YAML tag '{node.tag}'", "remove the tag; quote a value to make it text", path or "(file)")
     if id(node) in seen:  # an alias: the anchored node again
@@ -129,7 +133,7 @@ def _convert(node: yaml.Node, seen: dict[int, Node], path: str) -> Node:
         result: Node = Scalar(resolve_plain(node.value) if plain else node.value, node.value, plain,
                               _yaml11_kind(node.value) if plain else "str", line)
     elif isinstance(node, yaml.SequenceNode):
-        result = Seq(tuple(_convert(item, seen, f"{path}[{index}]") for index, item in enumerate(node.value)), line)
+        result = Seq(tuple(_convert(item, seen, f"{path}[{index}]", depth + 1) for index, item in enumerate(node.value)), line)
     else:
         entries, first_line = [], {}
         for key_node, value_node in node.value:
@@ -145,7 +149,7 @@ def _convert(node: yaml.Node, seen: dict[int, Node], path: str) -> Node:
                                             "(Pulumi refuses the file; other readers keep the last value)",
                                   "keep one of the two lines", child, "(not shown)")
             first_line[identity] = key.line
-            entries.append((key, _convert(value_node, seen, child)))
+            entries.append((key, _convert(value_node, seen, child, depth + 1)))
         result = Map(tuple(entries), line)
     seen[id(node)] = result
     return result
@@ -158,7 +162,25 @@ def load(text: str) -> Node | None:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         raise syntax_problem(text, exc) from None
+    except RecursionError:  # PyYAML composes recursively: '[[[[...' a few hundred deep overflows the stack
+        raise _too_deep(_deep_line(text), "(file)") from None
     return None if root is None else _convert(root, {}, "")
+
+
+def _too_deep(line: int, path: str) -> YamlProblem:
+    return YamlProblem(line, f"lists and mappings nested deeper than {MAX_DEPTH} levels", "write the value flat; no setting nests this deep",
+                       path.split("[", 1)[0][:120] or "(file)", "(not shown)")  # the setting, not 128 '[0]'s
+
+
+def _deep_line(text: str) -> int:
+    """The first line where flow brackets ('[', '{') open deeper than MAX_DEPTH (quotes ignored: a best guess), else 0."""
+    depth = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        for char in line:
+            depth += 1 if char in "[{" else -1 if char in "]}" else 0
+            if depth > MAX_DEPTH:
+                return number
+    return 0
 
 
 _VALUE_END = re.compile(r"[,\]}]|\s#|\s*$")

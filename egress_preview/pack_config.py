@@ -15,6 +15,7 @@ from typing import Any, Optional, Sequence
 import jsonschema
 
 from egress.errors import EgressError, InputError
+from egress.json_file import NotJSON, parse_json, read_json_text
 
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 _EXAMPLE = 'e.g. {"trusted-ca-valid": {"enforcementLevel": "mandatory", "expiryWarningDays": 30}}'
@@ -76,9 +77,9 @@ def load_pack_config(path: Path, policies: Optional[Sequence[Any]] = None) -> di
 
         policies = POLICIES
     try:
-        text = path.read_text(encoding="utf-8")
-        document = json.loads(text) if text.strip() else {}  # the engine accepts an empty file as no config
-    except (OSError, ValueError) as exc:
+        text = read_json_text(path)
+        document = parse_json(text) if text.strip() else {}  # the engine accepts an empty file as no config
+    except NotJSON as exc:
         raise EgressError(f"{path}: not a readable policy pack config ({exc}). Fix: pass the JSON file given to --policy-pack-config") from None
     if not isinstance(document, dict):
         raise InputError(path, "", "(document)", document, f"a policy pack config is a JSON object, not {_json_type(document)}",

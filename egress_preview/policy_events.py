@@ -29,13 +29,13 @@ whose levels disagree with the config given here (the preview ran with another c
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from egress.errors import EgressError, InputError
+from egress.json_file import NotJSON, parse_json
 
 PACK_LEVEL = "advisory"  # PolicyPack(enforcement_level=...) in policy/__main__.py: the level of a policy without its own
 BLOCKING_LEVELS = ("mandatory", "remediate")  # remediate: a violation that remains is reported as mandatory
@@ -119,9 +119,10 @@ def read_event_log(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
-        except ValueError as exc:
-            raise InputError(path, f"line {number}", "(event)", line, f"not JSON ({exc.msg})",
+            event = parse_json(line)
+        except NotJSON as exc:
+            shown = line if len(line) <= 200 else line[:200] + "..."  # a 400,000-character line is not an error message
+            raise InputError(path, f"line {number}", "(event)", shown, exc.reason.replace("valid JSON", "JSON"),
                              "pass the file pulumi wrote with --event-log, complete (a run that was killed may "
                              "leave its last line cut)") from None
         if not isinstance(event, dict):

@@ -138,3 +138,83 @@ def test_learns_error_escapes_a_log_lines_control_characters(project_copy, run_c
     code, out, err = run_cli("learn", "esc.log", "--stack", LEARN_STACK, "--out", "p.yaml", "--project", str(project_copy), cwd=project_copy)
     _one_error(code, out, err, "esc.log: line 1: is in no format egress learn reads", "\\x1b]0;pwned\\x07\\x1b[31mRED")
     assert "\x1b" not in err and "\x07" not in err and "\x1b" not in out
+
+
+# --- JSON and YAML egress did not write: nesting is one clear error, never a RecursionError traceback ---
+
+DEEP = "[" * 200_000 + "]" * 200_000
+
+
+def _deep_file(tmp_path: Path, text: str = DEEP, name: str = "deep.json") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_parse_json_bounds_nesting_and_numbers():
+    import pytest
+
+    from egress.json_file import MAX_DEPTH, NotJSON, parse_json
+
+    assert parse_json("[" * MAX_DEPTH + "]" * MAX_DEPTH) == parse_json("[" * MAX_DEPTH + "]" * MAX_DEPTH)
+    for text in (DEEP, "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), '{"a": ' * 2000 + "1" + "}" * 2000):
+        with pytest.raises(NotJSON, match=f"arrays and objects nested deeper than {MAX_DEPTH} levels"):
+            parse_json(text)
+    with pytest.raises(NotJSON, match=r"not valid JSON \(Exceeds the limit"):
+        parse_json("9" * 5000)
+    with pytest.raises(NotJSON, match=r"not valid JSON \(Expecting value\) at line 2, column 1"):
+        parse_json("[1,\n")
+
+
+def test_explain_deployed_on_deep_json(tmp_path):
+    import pytest
+
+    from egress.deployed_file import load_deployed
+    from egress.errors import EgressError
+
+    with pytest.raises(EgressError, match=r"deep.json: not the resources.json of an egress preview \(arrays and objects nested"):
+        load_deployed(_deep_file(tmp_path), "dev")
+
+
+def test_a_policy_pack_config_nested_deep(tmp_path):
+    import pytest
+
+    from egress.errors import EgressError
+    from egress_preview.pack_config import load_pack_config
+
+    with pytest.raises(EgressError, match=r"deep.json: not a readable policy pack config \(arrays and objects nested"):
+        load_pack_config(_deep_file(tmp_path), policies=[])
+
+
+def test_an_event_log_line_nested_deep(tmp_path):
+    import pytest
+
+    from egress.errors import InputError
+    from egress_preview.policy_events import read_event_log
+
+    with pytest.raises(InputError) as caught:
+        read_event_log(_deep_file(tmp_path, DEEP + "\n"))
+    assert "line 1: field '(event)'" in str(caught.value) and "arrays and objects nested deeper than" in str(caught.value)
+    assert len(str(caught.value)) < 1000  # the 400,000-character line is not repeated
+
+
+def test_a_hub_export_nested_deep(tmp_path):
+    import pytest
+
+    from egress.hub_exports import load_export
+    from egress.hub_exports import HubFactsError
+
+    with pytest.raises(HubFactsError, match=r"field '\(document\)' = '\(not shown\)': arrays and objects nested deeper"):
+        load_export(_deep_file(tmp_path), "hub/deep.json", "")
+
+
+def test_a_stack_file_value_nested_deep():
+    import pytest
+
+    from egress.stack_yaml import YamlProblem, load
+
+    for depth in (5000, 200):  # the parser's own recursion, and a depth it parses but every reader of the tree recurses over
+        with pytest.raises(YamlProblem) as caught:
+            load("config:\n  egress-matrix:clusterName: dev\n  x: " + "[" * depth + "]" * depth + "\n")
+        assert caught.value.line == 3 and caught.value.problem == "lists and mappings nested deeper than 128 levels"
+        assert caught.value.field in ("(file)", "config.x")
