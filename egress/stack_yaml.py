@@ -217,3 +217,28 @@ def _key_of(lines: list[str], line: int, column: int) -> str:
             return found.group(2).strip("'\"")
     return "(file)"
 
+
+
+_DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")  # stack_rules.DECIMAL: a whole number every reader reads alike
+_KINDS = {"str": "text", "bool": "a boolean", "int": "a number", "float": "a number", "null": "nothing", "timestamp": "a date"}
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, Timestamp):
+        return "timestamp"
+    return {bool: "bool", int: "int", float: "float", type(None): "null"}.get(type(value), "str")
+
+
+def readers_disagree(text: str, yaml11: str | None = None) -> tuple[str, str] | None:
+    """(problem, fix) (the problem does not quote ``text``) when a plain scalar is read differently by YAML 1.2 (yaml.v3, what Pulumi uses) and YAML 1.1
+    (PyYAML): '20:21' is text for one and 1221 for the other, 'yes' text or true, '010' is 8 where 10 was meant.
+    ``yaml11``: the YAML 1.1 kind when the caller's parser resolved it already. None when every reader agrees."""
+    value, yaml11 = resolve_plain(text), yaml11 or _yaml11_kind(text)
+    kind = _kind_of(value)
+    if kind != yaml11 and _KINDS[kind] != _KINDS.get(yaml11):
+        return (f"YAML 1.2 (Pulumi) reads it as {_KINDS[kind]}, YAML 1.1 as {_KINDS.get(yaml11, yaml11)}",
+                f'quote it: "{text}"')
+    if kind == "int" and not _DECIMAL.fullmatch(text):
+        return (f"a number YAML readers disagree on (YAML 1.2 reads {value}, a YAML 1.1 reader may not)",
+                f"write it in plain decimal: {value}, or quote it if it is text")
+    return None

@@ -218,3 +218,52 @@ def test_a_stack_file_value_nested_deep():
             load("config:\n  egress-matrix:clusterName: dev\n  x: " + "[" * depth + "]" * depth + "\n")
         assert caught.value.line == 3 and caught.value.problem == "lists and mappings nested deeper than 128 levels"
         assert caught.value.field in ("(file)", "config.x")
+
+
+# --- catalog files (matrix/*.yaml, teams/): a value YAML 1.1 and 1.2 read differently is refused, as in stack files ---
+
+def _catalog(tmp_path: Path, text: str | bytes) -> Path:
+    path = tmp_path / "teams" / "payments" / "payments.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return path
+
+
+def test_a_catalog_value_yaml_readers_disagree_on_is_refused(tmp_path):
+    import pytest
+
+    from egress.catalog.yaml_lines import read_yaml
+    from egress.errors import CatalogError
+
+    for value, problem, fix in (
+            ("20:21", "YAML 1.2 (Pulumi) reads it as text, YAML 1.1 as a number", 'quote it: "20:21"'),  # sexagesimal 1221
+            ("010", "a number YAML readers disagree on (YAML 1.2 reads 8, a YAML 1.1 reader may not)", "write it in plain decimal"),
+            ("0x1bb", "a number YAML readers disagree on", "write it in plain decimal: 443"),
+            ("yes", "YAML 1.2 (Pulumi) reads it as text, YAML 1.1 as a boolean", 'quote it: "yes"')):
+        path = _catalog(tmp_path, f"schema: 1\nentries:\n  - id: x\n    ports: [{value}]\n")
+        with pytest.raises(CatalogError) as caught:
+            read_yaml(path)
+        assert f"payments.yaml: line 4: field 'ports' = '{value}': {problem}" in str(caught.value), str(caught.value)
+        assert f"Fix: {fix}" in str(caught.value)
+
+
+def test_catalog_values_every_reader_agrees_on_load_as_before(tmp_path):
+    import datetime
+
+    from egress.catalog.yaml_lines import read_yaml
+
+    path = _catalog(tmp_path, "schema: 1\nentries:\n  - {id: x, ports: [443, '20:21', \"010\"], private: false, note: ~, expires: 2027-01-31}\n")
+    entry = read_yaml(path)["entries"][0]
+    assert entry == {"id": "x", "ports": [443, "20:21", "010"], "private": False, "note": None, "expires": datetime.date(2027, 1, 31)}
+
+
+def test_a_catalog_file_that_is_not_utf8_says_so(tmp_path):
+    import pytest
+
+    from egress.catalog.yaml_lines import read_yaml
+    from egress.errors import CatalogError
+
+    with pytest.raises(CatalogError) as caught:
+        read_yaml(_catalog(tmp_path, b"schema: 1\n# caf\xe9\n"))
+    assert "payments.yaml: field '(file)' = '': not UTF-8 text (byte 15 cannot be decoded). Fix: save the file as UTF-8" in str(caught.value)
+    assert "date or number" not in str(caught.value)
