@@ -244,6 +244,11 @@ def parse_url(text: str) -> Url:
     scheme = None
     rest = text
     match = _SCHEME.match(text)
+    if "@" in re.split(r"[/?#]", text[match.end():] if match else text, maxsplit=1)[0]:
+        # before anything quotes the host: what precedes an '@' there is a user, password or token (never quoted)
+        raise AddressError("the URL carries credentials (a user, password or token before the host), which would be stored and shown in "
+                           "plain text", "remove them: a destination names the host (and path) only; and change that password or "
+                           "token: it has been in the file")
     if match:
         scheme = match.group(1)
         if scheme not in ("http", "https"):

@@ -5,7 +5,7 @@ Answers come from options (or, in a terminal, questions the CLI asks through ``a
 every command reads a stack (egress/profile.py, then the stack's catalog, resolution and each target's compile), in a
 throw-away copy of the project, so a file init leaves behind is one ``egress preview`` accepts. A stack on an existing
 Azure Firewall Policy gets a priority band no other stack in stacks/ uses there (egress/fleet.py). An existing stack file
-is never replaced unless asked (--force), and then the replaced text is shown as a diff.
+is never replaced unless asked (--force), and then the replaced text is shown as a diff (secrets hidden: egress/stack_shown.py).
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from .models import CLOUD_VARIANTS, Catalog, OpenShiftPlatform
 from .profile import CLUSTER_NAME_PATTERN, PROJECT, SECRET_KEYS, declared_settings
 from .project import Project
 from .spellings import azure_location, openshift_platform
+from .stack_shown import shown_stack_text
 from .suggest import closest, did_you_mean
 
 TARGET_NAMES = ("azure", "aws", "kubernetes")
@@ -315,7 +316,9 @@ def _write(project: Project, stack: str, text: str, later: tuple[str, ...], forc
     try:
         if force and path.exists():
             old = path.read_text(encoding="utf-8")
-            replaced = "".join(difflib.unified_diff(old.splitlines(True), text.splitlines(True), f"{path.name} (replaced)", path.name))
+            # shown as the stack reader would show values: the replaced file may hold what was refused (a plain secret, a key)
+            replaced = "".join(difflib.unified_diff(shown_stack_text(old).splitlines(True), shown_stack_text(text).splitlines(True),
+                                                    f"{path.name} (replaced)", path.name))
             os.replace(temporary, path)
         else:
             try:

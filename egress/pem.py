@@ -3,8 +3,13 @@
 OpenShift's network operator (library-go ``CertsFromPEM``) skips every other PEM block, so a CA's private key pasted
 into ``proxyTrustedCa`` would pass the operator and land in a plain ConfigMap, AKS's plain ``trustedCa`` output, the
 state, the rendered files and CI artifacts. This module finds such material without ever quoting it: findings name the
-block's number, its line and its type (a short label such as ``RSA PRIVATE KEY``), never its content. Text between
-blocks that is not key material is left to the operator, which ignores it (reference/openshift-proxy.md §2.3).
+block's number, its line and its type (a short label such as ``RSA PRIVATE KEY``), never its content.
+
+Text outside the blocks is never deployed: bundles people copy carry comment and title lines (OpenShift's own
+trusted-ca-bundle writes '# <CA name>' before each block, curl's cacert.pem a title and '=====' line), which the operator
+skips anyway, so ``bundle_as_deployed`` keeps the CERTIFICATE blocks only. Outside text that looks like a secret (a URL
+with credentials, a line naming a password or token, base64 that may be a key's body pasted without its BEGIN/END lines)
+is refused instead, so that the person who pasted it learns to rotate it.
 """
 from __future__ import annotations
 
@@ -13,13 +18,19 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .addresses import AddressError
+from .redact import has_credentials
 
 _BEGIN = re.compile(r"-----BEGIN ([^\r\n]*?)-----")
 _END = re.compile(r"-----END ([^\r\n]*?)-----")
 _PRIVATE_TEXT = re.compile(r"(?i)private[ _-]?key|private-lines:")  # PEM labels, PuTTY key files, prose pasted with a key
 _LABEL = re.compile(r"[A-Z0-9][A-Z0-9 ]{0,39}")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")  # a PEM body line is 64 of these; a key's body is nothing else
+_SECRET_WORD = re.compile(r"(?i)pass(?:word|wd|phrase)?\b|\bpwd\b|secret|token|credential|api[ _-]?key")
+_CERTIFICATE_BLOCK = re.compile(r"^-----BEGIN CERTIFICATE-----[ \t\r]*\n.*?^-----END CERTIFICATE-----[ \t\r]*$", re.S | re.M)
 
 
+_PASSWORD_EXPOSED = ("change that password (or token): it has been in the stack file, so treat it as exposed, even after the line is "
+                     "removed (the file may already be in version control, with the value in earlier commits and every clone)")
 _EXPOSED = ("rotate that key (issue a new one and revoke what the old one signed): it has been in the stack file, so treat it as "
             "exposed. Warning: the stack file may already be in version control, where deleting the lines leaves the key in earlier "
             "commits and every clone: rotate it even so, and remove it from the history (e.g. git filter-repo --replace-text), then "
@@ -93,10 +104,45 @@ def check_no_private_key(value: object) -> None:
             raise private_key_problem(label, f"item {number} " if isinstance(value, (list, tuple)) else "")
 
 
+def outside_problem(text: str) -> Optional[AddressError]:
+    """The first line outside the CERTIFICATE blocks that looks like a secret, as a refusal naming its line and what it
+    looks like (never its text); None when the text outside is blank or harmless (a comment, a title)."""
+    inside = False
+    for line_number, line in enumerate(text.splitlines(), 1):
+        if _BEGIN.search(line):
+            inside = True
+        elif inside:
+            inside = not _END.search(line)
+        elif line.strip():
+            where = f"line {line_number} (outside the CERTIFICATE blocks)"
+            if has_credentials(line):
+                return AddressError(f"{where} holds a URL or host with credentials (a user and password before the host)",
+                                    f"remove the line (a CA bundle holds certificates only), and {_PASSWORD_EXPOSED}")
+            if any(_BASE64_RUN.fullmatch(word) and (re.search(r"[0-9+/]", word) and re.search(r"[A-Za-z]", word)) for word in line.split()):
+                return AddressError(f"{where} holds base64 text outside a PEM block: it may be a private key's body pasted without its "
+                                    "BEGIN/END lines", f"remove it, keeping only the CA's CERTIFICATE blocks; if it was key material, {_EXPOSED}")
+            if _SECRET_WORD.search(line):
+                return AddressError(f"{where} names a password, token or credential", f"remove the line (a CA bundle holds certificates only), "
+                                    f"and if it held one, {_PASSWORD_EXPOSED}")
+    return None
+
+
+def bundle_as_deployed(text: str) -> str:
+    """The CA bundle as it is deployed: its CERTIFICATE blocks only, one after the other (comment and title lines, which
+    the operator skips, are left out, so nothing outside a block reaches a ConfigMap, an output or a file)."""
+    if not _CERTIFICATE_BLOCK.sub("", text).strip() or not _CERTIFICATE_BLOCK.search(text):
+        return text  # nothing outside the blocks: as written (a stack's ConfigMap does not change); no block: refused later
+    return "".join(block.group(0).replace("\r\n", "\n").rstrip(" \t\r") + "\n" for block in _CERTIFICATE_BLOCK.finditer(text))
+
+
 def check_certificates_only(text: str) -> None:
-    """Raise AddressError (problem, fix) naming the first block that is not a certificate; never quotes the text."""
+    """Raise AddressError (problem, fix) naming the first block that is not a certificate, or the first line outside the
+    blocks that looks like a secret; never quotes the text."""
     found = foreign_blocks(text)
     if not found:
+        outside = outside_problem(text)
+        if outside is not None:
+            raise outside
         return
     others = f" (and {len(found) - 1} more that are not certificates)" if len(found) > 1 else ""
     private = next((f for f in found if f.private), None)

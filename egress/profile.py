@@ -17,17 +17,16 @@ from .addresses import AddressError, check_ascii, parse_cidr, parse_domain, pars
 from .errors import ProfileError
 from .ibm_endpoints import master_hosts_and_ports
 from .infra_endpoints import bmc_endpoint, hosts_and_ports, openstack_endpoint
-from .pem import check_certificates_only, check_no_private_key
+from .pem import bundle_as_deployed, check_certificates_only, check_no_private_key
 from .profile_messages import explain
 from .spellings import azure_location, openshift_platform, split_no_proxy
 from .redact import HIDDEN, refuse_credentials
-from .secret_like import looks_secret
 from .models import AzureCloudName, CloudVariant, DatadogSite, Level, NodeOs, OpenShiftPlatform, Role
 from .own_settings import GROUP_NAME, StackEntry, check_groups, parse_catalog_ref
 from .registry_spec import ContainerRegistry, check_registry_list
 from .runs_on import Place, as_places, check_places
 from .stack_file import read_stack_file
-from .stack_rules import SettingProblem, check_key, parse_setting
+from .stack_rules import SettingProblem, check_key, parse_setting, secret_meant
 from .suggest import closest, did_you_mean
 
 PROJECT = "egress-matrix"
@@ -686,6 +685,7 @@ class Profile(BaseModel):
     def _certificates_only(cls, value: Optional[str]) -> Optional[str]:
         if value is not None:
             check_certificates_only(value)  # a CA's private key pasted with its certificate: refused, never quoted
+            return bundle_as_deployed(value)  # comment lines between blocks are never deployed (egress/pem.py)
         return value
 
     # -- derived values -------------------------------------------------------------------------
@@ -857,8 +857,11 @@ def profile_from_config(values: Mapping[str, Any], file: str | Path, stack: str,
     skip = set(broken)
     for key, value in values.items():
         if key not in known:
-            shown = HIDDEN if looks_secret(value, key) else value  # an unknown key's meaning is unknown: a secret-like value stays hidden
-            found.append(_error(file, stack, lines, key, shown, "unknown setting", did_you_mean(key, known, listing="settings")))
+            # never shown: an unknown key's meaning (a secret?) is unknown, and its value does not help fix the key
+            meant = secret_meant(key, SECRET_KEYS)
+            fix = (f"remove it and run: pulumi config set --secret {PROJECT}:{meant} '<value>' (and rotate the value if it was in plain "
+                   "text)" if meant else did_you_mean(key, known, listing="settings"))
+            found.append(_error(file, stack, lines, key, HIDDEN, "unknown setting", fix))
             skip.add(closest(key, known) or key)
     values = {key: value for key, value in values.items() if key in known}
     for key in skip & set(known):

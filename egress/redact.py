@@ -208,8 +208,50 @@ def _strings(values: Any) -> Iterator[str]:
 
 
 # -- settings ----------------------------------------------------------------------------------------------------------
-_NOT_URLS = frozenset({"egress_proxy_image", "proxy_trusted_ca"})  # an image digest's '@'; PEM text (egress/pem.py)
+# PEM text: egress/pem.py refuses credentials outside its certificate blocks and deploys nothing outside them. (An image
+# reference pinned by digest is no URL with credentials for has_credentials, so egressProxyImage is checked like the rest.)
+_NOT_URLS = frozenset({"proxy_trusted_ca"})
 _PROXY_URLS = frozenset({"http_proxy", "https_proxy"})
+
+
+def credentials_path(value: Any, path: str = "") -> Optional[str]:
+    """Where in ``value`` (text, or lists and mappings of it, such as an own entry) a string carries credentials: its
+    path ('destination', 'approval.reference', '[0].destination'; '' for the value itself), or None."""
+    if isinstance(value, str):
+        # a destination holds no '@' at all ('token@host' is a token before the host); prose may quote a URL with a bare
+        # user ('ssh://git@github.com/<org>/<repo>', as a vendor page writes it), never with a password or a token
+        return path if ("@" in value if path.rpartition(".")[2] == "destination" else _secret_userinfo(value)) else None
+    if isinstance(value, dict):
+        items = ((f"{path}.{key}" if path else str(key), item) for key, item in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"{path}[{index}]", item) for index, item in enumerate(value))
+    else:
+        return None
+    return next((found for found in (credentials_path(item, where) for where, item in items) if found is not None), None)
+
+
+def _secret_userinfo(text: str) -> bool:
+    """Does a URL or host in ``text`` carry a password ('user:password@') or a token (a long user name) before its host?"""
+    for token in _TOKEN.findall(text):
+        token = token.lstrip("([{<")
+        span = userinfo_span(token)
+        if span is not None and (":" in token[span[0]:span[1]] or span[1] - span[0] >= 16 or token.startswith(MASK, span[0])):
+            return True
+    return False
+
+
+def shown_with_credentials(value: Any) -> Any:
+    """A value ``credentials_path`` found credentials in, as an error may show it."""
+    if isinstance(value, str) and "@" in value and redact_url(value) == value:
+        return MASK + value[value.rfind("@"):]  # 'token@host': no user:password for redact_url, still a token
+    return redact_value(value)
+
+
+def entry_credentials_problem(where: str) -> tuple[str, str]:
+    """(problem, fix) for an own entry's field ``where`` that carries credentials (a destination, a reference URL)."""
+    return (f"{where} carries credentials (a user, password or token before the host), which would be stored and shown in plain text",
+            "remove them: an entry names the host (and path) only, and no firewall or proxy rule takes credentials; and change that "
+            "password or token: it has been in the file")
 
 
 def refuse_credentials(field: str, value: Any) -> Any:
@@ -219,9 +261,19 @@ def refuse_credentials(field: str, value: Any) -> Any:
 
     if field in _NOT_URLS:
         return value
+    if isinstance(value, dict):  # a mapping setting (sourceGroups, runsOn): every string in it, named by its path
+        inner = credentials_path(value)
+        if inner is not None:
+            raise AddressError(*entry_credentials_problem(f"field {inner}" if inner else "the value"))
+        return value
     items = value if isinstance(value, (list, tuple)) else [value]
     for number, item in enumerate(items):
-        if isinstance(item, str) and has_credentials(item):
+        if isinstance(item, (dict, list, tuple)):  # an own entry, a registry, a place: every string in it, named by its path
+            inner = credentials_path(item)
+            if inner is not None:
+                where = f"item {number}{'.' if inner and not inner.startswith('[') else ''}{inner}"
+                raise AddressError(*entry_credentials_problem(where))
+        elif isinstance(item, str) and has_credentials(item):
             where = f"item {number} " if isinstance(value, (list, tuple)) else ""
             if field in _PROXY_URLS:
                 raise AddressError(f"{where}the URL carries credentials, which would be stored in plain text",

@@ -17,13 +17,13 @@ _USER_PASSWORD = re.compile(r"[^\s:/@]+:[^\s]+")  # 'alice:hunter2'; a host:port
 _TOKEN = re.compile(r"[A-Za-z0-9+/=_~.-]{20,}")
 _HOST = re.compile(r"(?i)\*?\.?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}\.?")
 _UUID = re.compile(r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_NAME_HINTS = ("cred", "pass", "pwd", "secret", "token", "apikey", "auth")
+_NAME_HINTS = ("cred", "pass", "pasw", "pwd", "secret", "token", "apikey", "auth")  # 'proxyPasword' misspelt too
 
 
 def looks_secret(value: Any, name: str = "") -> bool:
     """Whether ``value`` (of setting ``name``) may hold a secret: then an error shows it as (hidden)."""
     key = re.sub(r"[^a-z0-9]", "", name.rpartition(":")[2].lower())
-    if name and (is_secret_name(name) or any(hint in key for hint in _NAME_HINTS)):
+    if name and (is_secret_name(name) or any(hint in key for hint in _NAME_HINTS) or key.endswith("pw")):  # 'proxyPw'
         return value not in (None, "", [], {})
     if isinstance(value, (list, tuple)):
         return any(looks_secret(item) for item in value)

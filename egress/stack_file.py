@@ -17,9 +17,8 @@ from typing import Any, Mapping
 from .errors import ProfileError
 from .pem import private_key_label, private_key_problem
 from .redact import HIDDEN, PEM_SHOWN
-from .secret_like import looks_secret
-from .stack_rules import (DECIMAL, Secure, SettingProblem, check_key, cli_text, hides_value, is_ciphertext, not_boolean,
-                          parse_setting)
+from .stack_rules import (DECIMAL, Secure, SettingProblem, check_key, cli_text, is_ciphertext, not_boolean, parse_setting,
+                          secret_meant)
 from .suggest import closest
 from .stack_yaml import Map, Node, Scalar, Seq, Timestamp, YamlProblem, load
 
@@ -131,9 +130,17 @@ class _Reader:
         try:
             name = check_key(full, self.project, self.declared)
         except SettingProblem as exc:
-            shown = _shown(node)
-            hidden = hides_value(full.rpartition(":")[2], self.secret) or _has_secure(node) or looks_secret(shown, full)
-            raise self.fail(key.line, f"config.{full}", HIDDEN if hidden else shown, exc.problem, exc.fix) from None
+            # An unknown key's value is never shown: its meaning (a secret?) is unknown, and the value does not help fix the key.
+            # Only a setting of ours written in a near-miss namespace ('egress_matrix:kkpSeed') is known for what it is.
+            name = full.rpartition(":")[2]
+            known = name in self.declared and name not in self.secret and not _has_secure(node)
+            meant = secret_meant(name, self.secret)
+            if meant and not _has_secure(node):  # a (nearly) secret key with a plain value: renaming it keeps the secret in plain text
+                right = f"{self.project}:{meant}"
+                raise self.fail(key.line, f"config.{full}", HIDDEN, f"{exc.problem}; and it is the secret {right}, written in plain text "
+                                "in the stack file", f"remove the line and run: pulumi config set --secret {right} '<value>' (and rotate the "
+                                "value: it has been in plain text)") from None
+            raise self.fail(key.line, f"config.{full}", _shown(node) if known else HIDDEN, exc.problem, exc.fix) from None
         values[full] = self._value(full, node)
         if name is None:
             return  # a provider's setting: Pulumi's business, passed on as is

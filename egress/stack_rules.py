@@ -128,10 +128,25 @@ def check_key(full_key: str, project: str, declared: Mapping[str, Any]) -> Optio
     raise SettingProblem("unknown setting", f"remove it or use one of: {', '.join(sorted(declared))}")
 
 
+def secret_meant(name: str, secret: Iterable[str]) -> Optional[str]:
+    """The secret setting ``name`` is, or nearly is, however cased, separated or misspelt ('proxycredentials',
+    'PROXY_CREDENTIALS', 'proxyCrendentials' are proxyCredentials); None for any other name."""
+    def norm(text: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", text.lower())
+
+    by_norm = {norm(s): s for s in secret}
+    key = norm(name)
+    if not key:
+        return None
+    if key in by_norm:
+        return by_norm[key]
+    close = difflib.get_close_matches(key, list(by_norm), n=1, cutoff=0.8)
+    return by_norm[close[0]] if close else None
+
+
 def hides_value(name: str, secret: Iterable[str]) -> bool:
     """Whether an error about setting ``name`` must not show its value: a secret, or a misspelt secret."""
-    secret = list(secret)
-    return name in secret or name.lower() in {s.lower() for s in secret} or bool(difflib.get_close_matches(name, secret, n=1, cutoff=0.8))
+    return secret_meant(name, secret) is not None
 
 
 def _near(namespace: str, project: str) -> bool:

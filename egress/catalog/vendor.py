@@ -21,6 +21,7 @@ from ..errors import CatalogError
 from ..gcpause import paused_gc
 from ..models import DEFAULT_PORTS, ROLES, AllowlistExport, AzureLocation, Catalog, Citation, Entry, FeatureNeeds, HostExpansion, NoProxyRule, Source
 from ..placeholders import PLACEHOLDERS, names_in, with_samples
+from ..redact import credentials_path, entry_credentials_problem, shown_with_credentials
 from ..suggest import did_you_mean
 from .checks import _validate, _where, _with_default_ports, check_destination, check_ports
 from .yaml_lines import read_yaml
@@ -166,6 +167,12 @@ class Collector:
 
     def _entry(self, merged: dict[str, Any], path: Path, where: str, platform: str) -> Entry:
         """Validate one entry: a vendor entry cites a document; an own entry is approved and namespaced by its catalog."""
+        secret = credentials_path({k: v for k, v in merged.items() if k != "platform"})
+        if secret:  # before any check quotes a field: a token or password in a destination or a reference URL (never shown)
+            value = merged
+            for part in secret.replace("[", ".[").split("."):
+                value = value[int(part[1:-1])] if part.startswith("[") else value[part]
+            raise CatalogError(path, where, secret, shown_with_credentials(value), *entry_credentials_problem("the field"))
         for forbidden in ("catalog",) + (("approval",) if self.base is None else ()):
             if forbidden in merged:
                 fix = ("the vendor matrix cites documents: own entries go in a catalog the stack lists (egress-matrix:catalogs)"
