@@ -131,10 +131,12 @@ def parse_no_proxy_entry(text: str) -> str:
         return text
     _no_zone(text)
     try:
-        ipaddress.ip_network(text[1:-1] if text.startswith("[") and text.endswith("]") else text, strict=False)  # an IP or CIDR
-        return text
+        net = ipaddress.ip_network(text[1:-1] if text.startswith("[") and text.endswith("]") else text, strict=False)  # an IP or CIDR
     except ValueError:
         pass
+    else:
+        _no_v4_mapped(net if "/" in text else net.network_address, text)
+        return text
     host, sep, port = text.rpartition(":")
     if sep and port.isdigit() and ":" not in host:
         _port_number(port, text)
@@ -201,12 +203,26 @@ def _no_zone(text: object) -> None:
         raise AddressError(f"'{text}' has an IPv6 zone ('%...')", "write the address without it")
 
 
+def _no_v4_mapped(value: IPNetwork | IPAddress, text: object) -> None:
+    # Go's net.ParseCIDR keeps '::ffff:0:0/96' as an IPv4 network with the mask's last 4 bytes, so IPNet.Contains takes
+    # it for 0.0.0.0/0 (golang/go#51906; src/net/ip.go networkNumberAndMask): Go readers (noProxy, Kubernetes) see IPv4.
+    network = not isinstance(value, (ipaddress.IPv4Address, ipaddress.IPv6Address))
+    address = value.network_address if network else value  # type: ignore[union-attr]
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        v4 = ipaddress.ip_network((address.ipv4_mapped, value.prefixlen - 96)) if network else address.ipv4_mapped  # type: ignore[union-attr]
+        what = "CIDR" if network else "address"
+        raise AddressError(f"'{text}' is written as an IPv4-mapped IPv6 {what} ('::ffff:...'), which Go programs (noProxy, Kubernetes) "
+                           f"read as the IPv4 {what} {v4}", f"write the IPv4 {what} '{v4}'")
+
+
 def parse_ip(text: str) -> IPAddress:
     _no_zone(text)
     try:
-        return ipaddress.ip_address(text)
+        address = ipaddress.ip_address(text)
     except ValueError:
         raise AddressError(f"'{text}' is not an IP address", "write an IPv4 or IPv6 address such as '192.0.2.10'") from None
+    _no_v4_mapped(address, text)
+    return address
 
 
 def parse_cidr(text: str) -> IPNetwork:
@@ -214,13 +230,15 @@ def parse_cidr(text: str) -> IPNetwork:
     if "/" not in str(text):
         raise AddressError(f"'{text}' has no prefix length", f"write '{text}/32' for one IPv4 address, or the network in CIDR form")
     try:
-        return ipaddress.ip_network(text, strict=True)
+        net = ipaddress.ip_network(text, strict=True)
     except ValueError as exc:
         try:
             loose = ipaddress.ip_network(text, strict=False)
         except ValueError:
             raise AddressError(f"'{text}' is not a CIDR block ({exc})", "write a network such as '10.0.0.0/16'") from None
         raise AddressError(f"'{text}' has host bits set", f"write the network address '{loose}'") from None
+    _no_v4_mapped(net, text)
+    return net
 
 
 def parse_service_tag(text: str) -> str:

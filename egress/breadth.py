@@ -6,7 +6,8 @@
   are not globally reachable (the IPv4 and IPv6 Special-Purpose Address Registries, RFC 6890 and later), multicast
   and the reserved ``240.0.0.0/4``. The globally reachable special blocks (AS112 ``192.31.196.0/24`` and
   ``192.175.48.0/24``, AMT ``192.52.193.0/24``) stay public. An IPv6 range inside the NAT64 well-known prefix
-  ``64:ff9b::/96`` (RFC 6052) counts as the IPv4 addresses it translates to: through a NAT64 gateway it reaches them.
+  ``64:ff9b::/96`` (RFC 6052) counts as the IPv4 addresses it translates to: through a NAT64 gateway it reaches them; so
+  does one inside ``::ffff:0:0/96``, which Go's net.IPNet reads as IPv4 (``::ffff:0:0/96`` is 0.0.0.0/0 there).
 - ``port_span``: how many ports a set of ranges opens.
 - ``public_suffix``: the ICANN public suffix a name is or covers (``com``, ``co.uk``, and ``akershus.no``, which
   holds ``nes.akershus.no``), from the Public Suffix List the ``publicsuffixlist`` package bundles. Its private
@@ -36,6 +37,7 @@ SPECIAL_V4 = ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.25
 # Inside 2000::/3: IETF protocol assignments (Teredo, ORCHID, benchmarking), 6to4, documentation (RFC 3849, RFC 9637).
 SPECIAL_V6 = ("2001::/23", "2001:db8::/32", "2002::/16", "3fff::/20")
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
+V4_MAPPED = ipaddress.ip_network("::ffff:0:0/96")  # Go's net.IPNet reads '::ffff:0:0/96' as 0.0.0.0/0 (golang/go#51906)
 
 
 def minus(networks: Iterable[IPNetwork], removed: Iterable[IPNetwork]) -> list[IPNetwork]:
@@ -89,19 +91,31 @@ def _networks_of(texts: tuple[str, ...]) -> tuple[IPNetwork, ...]:
     return tuple(out)
 
 
-def _nat64_as_v4(net: ipaddress.IPv6Network) -> Optional[ipaddress.IPv4Network]:
-    if not net.overlaps(NAT64):
+def _embedded_v4(net: ipaddress.IPv6Network, prefix: ipaddress.IPv6Network) -> Optional[ipaddress.IPv4Network]:
+    """The IPv4 addresses ``net`` holds inside a /96 that embeds IPv4 in its last 32 bits (NAT64, IPv4-mapped)."""
+    if not net.overlaps(prefix):
         return None
-    if NAT64.subnet_of(net):
+    if prefix.subnet_of(net):
         return ipaddress.ip_network("0.0.0.0/0")  # type: ignore[return-value]
     return ipaddress.ip_network((int(net.network_address) & 0xFFFFFFFF, net.prefixlen - 96))  # type: ignore[return-value]
 
 
+def _nat64_as_v4(net: ipaddress.IPv6Network) -> Optional[ipaddress.IPv4Network]:
+    return _embedded_v4(net, NAT64)
+
+
 def public_addresses(networks: Iterable[IPNetwork], nat64: bool = True) -> dict[int, int]:
-    """Public addresses covered, per family (NAT64 ranges counted as the IPv4 they reach, unless ``nat64`` is off)."""
+    """Public addresses covered, per family: NAT64 ranges and IPv4-mapped ones (``::ffff:0:0/96``) counted as the IPv4
+    they reach, as a NAT64 gateway and Go's net.IPNet read them (unless ``nat64`` is off)."""
+    return _public_addresses(networks, (NAT64, V4_MAPPED) if nat64 else ())
+
+
+def _public_addresses(networks: Iterable[IPNetwork], embedded: tuple[ipaddress.IPv6Network, ...]) -> dict[int, int]:
     nets = list(networks)
-    if nat64:
-        nets += [v4 for n in nets if n.version == 6 and (v4 := _nat64_as_v4(n)) is not None]  # type: ignore[arg-type]
+    # a network holding the NAT64 prefix reaches all of IPv4 through the gateway; Go reads only a network written inside
+    # ::ffff:0:0/96 as IPv4 (its network number's To4), not '::/0'
+    nets += [v4 for n in nets if n.version == 6 for prefix in embedded if (prefix is NAT64 or n.subnet_of(prefix))  # type: ignore[arg-type]
+             and (v4 := _embedded_v4(n, prefix)) is not None]  # type: ignore[arg-type]
     counts = {}
     for version in (4, 6):
         root, special = _ROOTS[version]
@@ -132,8 +146,11 @@ def describe_share(networks: Iterable[IPNetwork]) -> str:
     networks = list(networks)
     counts = public_addresses(networks)
     parts = [f"{_percent(100.0 * counts[v] / PUBLIC_TOTAL[v])} of public IPv{v}" for v in (4, 6) if counts[v]]
-    if counts[4] > public_addresses(networks, nat64=False)[4]:
-        parts[0] += f" (some as NAT64 addresses in {NAT64})"
+    plain = _public_addresses(networks, ())[4]
+    through = [f"{what} in {prefix}" for what, prefix in (("NAT64 addresses", NAT64), ("IPv4-mapped IPv6 addresses", V4_MAPPED))
+               if _public_addresses(networks, (prefix,))[4] > plain]
+    if counts[4] > plain:  # (through is empty only when neither alone adds what both together do)
+        parts[0] += f" (some as {' and '.join(through) or 'NAT64 and IPv4-mapped IPv6 addresses'})"
     return " and ".join(parts) or "no public address"
 
 
@@ -173,10 +190,9 @@ def _ascii(name: str) -> str:
 
 @lru_cache(maxsize=8192)
 def public_suffix(name: str) -> Optional[str]:
-    """The public suffix ``name`` (a host, ``.domain``, ``*.domain``) is or covers, else None. An Azure service tag
-    (``AzureCloud.westeurope``: upper case first) is not a name."""
-    if name[:1].isupper():
-        return None
+    """The public suffix ``name`` (a host, ``.domain``, ``*.domain``, in any case: DNS, Go's and curl's noProxy and the
+    proxies match names case-insensitively, so ``COM`` is ``com``) is or covers, else None. Only DNS names belong here:
+    callers keep Azure service tags apart (``flows.Allow.tags``, a destination's kind), never guessed from upper case."""
     domain = name.strip().lower().removeprefix("*.").lstrip(".").rstrip(".")
     if not domain or not all(c.isalnum() or c in "-." for c in domain) or domain.replace(".", "").isdigit():
         return None

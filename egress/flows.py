@@ -27,14 +27,17 @@ class Limits:
 
 @dataclass(frozen=True)
 class Allow:
-    """What one rule lets through: ``addresses`` (networks; ``ANY`` for any destination) or ``names`` (hosts, ``*.x``,
-    ``.x``, service tags), on a transport (tcp | udp) and ports, from ``sources`` (None: not known here)."""
+    """What one rule lets through: ``addresses`` (networks; ``ANY`` for any destination), ``names`` (hosts, ``*.x``,
+    ``.x``: DNS names, judged case-insensitively as resolvers and proxies match them) or ``tags`` (Azure service tags and
+    FQDN tags: named sets, not DNS names, so never judged as a public suffix; their ports are), on a transport (tcp | udp)
+    and ports, from ``sources`` (None: not known here)."""
 
     where: str
     transport: str
     ports: tuple[PortRange, ...]
     addresses: tuple[IPNetwork, ...] = ()
     names: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
     sources: Optional[tuple[IPNetwork, ...]] = None
     roles: frozenset[str] = field(default_factory=frozenset)  # the roles it serves (for what they accept as broad)
 
@@ -78,8 +81,9 @@ def residual(allow: Allow, accepted: Iterable[Accepted]) -> list[Allow]:
                 nxt.append(replace(piece, ports=outside))
             anywhere = any(n.prefixlen == 0 for n in acc.addresses)  # any destination: every name too
             rest = replace(piece, ports=inside, addresses=tuple(minus(piece.addresses, collapse(acc.addresses))),
-                           names=() if anywhere else tuple(n for n in piece.names if n not in acc.names))
-            if rest.addresses or rest.names:
+                           names=() if anywhere else tuple(n for n in piece.names if n not in acc.names),
+                           tags=() if anywhere else tuple(t for t in piece.tags if t not in acc.names))
+            if rest.addresses or rest.names or rest.tags:
                 nxt.append(rest)
         pieces = nxt
     return pieces
@@ -166,7 +170,7 @@ def _span_findings(allows: list[Allow], limits: Limits) -> list[str]:
                            f"{limits.max_port_span}) through {_rules(_port_makers(rules))}")
         names: dict[str, list[Allow]] = {}
         for allow in mine:
-            for name in allow.names:
+            for name in (*allow.names, *allow.tags):
                 names.setdefault(name, []).append(allow)
         for name, covering in sorted(names.items()):
             ports = normalize_ports(r for a in covering for r in a.ports)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .addresses import DestinationKind, PortRange, format_ports
 from .citations import URL_FIX, public_url_problem
+from .reasons import Reason
 from .runs_on import Cloud
 
 Protocol = Literal["http", "https", "tcp", "udp"]
@@ -172,7 +173,7 @@ class Direct(Strict):
     """The cluster must reach the entry's destination directly, not through its cluster-wide proxy: why, and where that is said.
     A stack whose cluster proxy would send it through the proxy is refused (egress/targets/kubernetes/proxy_bypass.py)."""
 
-    because: str = Field(min_length=10, pattern=LINE)
+    because: Reason
     citation: Citation
 
 
@@ -191,7 +192,7 @@ class NoTlsInspection(Strict):
     """The destination must not be TLS-inspected (a pinned certificate, a CA the client alone trusts, mTLS, an ALPN the proxy
     does not speak): why, and where the vendor says so. A proxy that inspects TLS must exempt it."""
 
-    reason: str = Field(min_length=10, pattern=LINE)
+    reason: Reason
     citation: Citation
 
 
@@ -219,8 +220,8 @@ class Entry(Strict):
     retires: Optional[Retirement] = None
     direct: Optional[Direct] = None  # must bypass the cluster-wide proxy (a vendor document says so)
     # Why the row is broader than a stack's limits (maxPublicShare / maxPortSpan), e.g. a vendor's '*:1194': it is
-    # accepted as it is only with a reason (egress/targets/guard.py).
-    broad: Optional[str] = Field(default=None, min_length=10)
+    # accepted as it is only with a reason (egress/guard.py).
+    broad: Optional[Reason] = None
     no_tls_inspection: Optional[NoTlsInspection] = None  # proxies must pass it through uninspected (egress export --for proxy)
 
     @field_validator("documented_as", mode="before")

@@ -15,6 +15,7 @@ from pydantic import Field, field_validator
 
 from .addresses import AddressError, parse_cidr
 from .models import LINE, ROLES, SLUG, Alternative, Conditions, Level, PortItem, Protocol, Strict
+from .reasons import Reason
 
 GROUP_NAME = r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$"  # like clusterName: it ends up in resource names (IP Group, security group)
 
@@ -51,7 +52,7 @@ class StackEntry(Strict):
     feature: Optional[str] = Field(default=None, pattern=SLUG)
     when: Conditions = Conditions()
     alternatives: tuple[Alternative, ...] = ()
-    broad: Optional[str] = Field(default=None, min_length=10)  # why an entry wider than the guard rails is accepted
+    broad: Optional[Reason] = None  # why an entry wider than the guard rails is accepted
     note: Optional[str] = None
 
     @field_validator("expires", mode="before")

@@ -13,13 +13,15 @@ from typing import Any, Iterable, Literal, Mapping, Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import InitErrorDetails
 
-from .addresses import AddressError, check_ascii, parse_cidr, parse_domain, parse_fqdn, parse_hostname, parse_ip, parse_no_proxy_entry
+from .addresses import AddressError, parse_cidr, parse_domain, parse_fqdn, parse_hostname, parse_ip, parse_no_proxy_entry
 from .errors import ProfileError
 from .ibm_endpoints import master_hosts_and_ports
 from .infra_endpoints import bmc_endpoint, hosts_and_ports, openstack_endpoint
 from .pem import bundle_as_deployed, check_certificates_only, check_no_private_key
 from .profile_messages import explain
 from .spellings import azure_location, openshift_platform, split_no_proxy
+from .reasons import Reason
+from .url_hosts import check_url_host
 from .redact import HIDDEN, refuse_credentials
 from .models import AzureCloudName, CloudVariant, DatadogSite, Level, NodeOs, OpenShiftPlatform, Role
 from .own_settings import GROUP_NAME, StackEntry, check_groups, parse_catalog_ref
@@ -341,7 +343,7 @@ class Profile(BaseModel):
                     "several; clouds aws, azure, gcp, ibmcloud, alibabacloud, openstack, vsphere, nutanix, kubevirt, baremetal, other "
                     "(the region is required on aws, azure, gcp). Rows that depend on the client's place follow it (Ubuntu's regional "
                     "mirror on EC2, registry.k8s.io's S3 copy in the client's AWS region).")
-    allow_broad_egress: Optional[str] = Field(None, alias="allowBroadEgress", min_length=10,
+    allow_broad_egress: Optional[Reason] = Field(None, alias="allowBroadEgress",
                                               description="Accept egress beyond maxPublicShare / maxPortSpan for this stack (destinations, "
                                                           "role sources, noProxy): the reason, e.g. 'lab cluster without a firewall, ticket OPS-42'.")
 
@@ -427,12 +429,12 @@ class Profile(BaseModel):
             parse_no_proxy_entry(value)
         return values
 
-    @field_validator("http_proxy", "https_proxy", "azure_arm_endpoint", "proxy_readiness_endpoints")
+    @field_validator("http_proxy", "https_proxy", "proxy_readiness_endpoints", "openstack_auth_url", "openstack_endpoints", "bmc_addresses")
     @classmethod
-    def _ascii_url_hosts(cls, value: Any) -> Any:
+    def _url_hosts(cls, value: Any, info: ValidationInfo) -> Any:
         for url in (value if isinstance(value, tuple) else (value,)):
-            if url is not None:
-                check_ascii(_url_host(url))  # a look-alike host; the rest of the URL is checked where it is used
+            if url is not None:  # every URL-valued setting (and azureArmEndpoint below): its host is one host (egress/url_hosts.py)
+                check_url_host(url, bare=info.field_name == "bmc_addresses")
         return value
 
     @field_validator("azure_arm_endpoint")
@@ -442,7 +444,7 @@ class Profile(BaseModel):
         if value is not None and "," in value:
             raise AddressError("the URL holds a ',', which would start another noProxy entry", "give the one ARM endpoint URL")
         if value is not None:
-            parse_hostname(_url_host(value))
+            check_url_host(value)
         return value
 
     @field_validator("azure_ip_group_ids")
@@ -761,16 +763,6 @@ class Profile(BaseModel):
 
 def _role_count(values: tuple[str, ...], role: str) -> int:
     return next((int(v.partition("=")[2]) for v in values if v.partition("=")[0] == role), 1)
-
-
-def _url_host(url: str) -> str:
-    """The host[:port] part of a URL (scheme://[userinfo@]host[:port][/path]), or the whole text when it has no '//'."""
-    authority = url.split("//", 1)[1] if "//" in url else url
-    for stop in "/?#":
-        authority = authority.split(stop, 1)[0]
-    host = authority.rpartition("@")[2]
-    name, sep, port = host.rpartition(":")
-    return name if sep and port.isdigit() and not name.endswith(":") else host
 
 
 def _parse_host(value: str) -> str:

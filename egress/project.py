@@ -54,6 +54,17 @@ class Project:
         return stack_catalog(self.catalog(), profile, self.root, self.stack_file(stack), stack)
 
     def requirements(self, stack: str) -> tuple[Catalog, Profile, tuple[Requirement, ...]]:
+        """The stack's requirements, judged by the breadth check (egress/guard.py). The one choke point: every command that
+        hands on what a stack allows (render, export, matrix, probe, learn, init) builds it here, so none can skip the
+        check; all requirements are judged, since not every output is a target's."""
+        from .guard import check_breadth
+
+        catalog, profile, requirements = self.unchecked_requirements(stack)
+        check_breadth(catalog, profile, requirements, f"{self.stack_file(stack)}: stack '{stack}'")
+        return catalog, profile, requirements
+
+    def unchecked_requirements(self, stack: str) -> tuple[Catalog, Profile, tuple[Requirement, ...]]:
+        """Resolved, not judged: for the breadth check itself and its tests, never for output."""
         from .resolve import resolve
 
         profile = self.profile(stack)

@@ -16,6 +16,7 @@ from .catalog.checks import _validate, _where
 from .errors import CatalogError
 from .models import CloudVariant, Citation, Protocol, Strict
 from .placeholders import names_in, substitute
+from .reasons import Reason
 
 SCHEMA_VERSION = 1
 FILE_KIND = "registry-kinds"
@@ -66,7 +67,7 @@ class HostTemplate(Strict):
     each: Optional[Literal["region", "redirect"]] = None  # one host per region / per redirect host of the registry
     when: HostConditions = HostConditions()
     purpose: str = Field(min_length=1)
-    broad: Optional[str] = Field(default=None, min_length=10)  # why a host broader than the registry is needed
+    broad: Optional[Reason] = None  # why a host broader than the registry is needed
     note: Optional[str] = None
     citation: Citation
 

@@ -112,15 +112,17 @@ def _azure_rule(rule: dict, where: str, sources: Sources, roles: frozenset[str])
     if rule.get("ruleType") == "ApplicationRule":
         ports = normalize_ports(PortRange(int(p["port"]), int(p["port"])) for p in rule.get("protocols") or [] if p.get("port"))
         fqdns = list(rule.get("targetFqdns") or [])
-        names = tuple(f for f in fqdns if f != "*") + tuple(rule.get("fqdnTags") or ()) + tuple(rule.get("targetUrls") or ())
-        return [Allow(where, "tcp", ports, addresses=ANY if "*" in fqdns else (), names=names, sources=sources, roles=roles)]
+        names = tuple(f for f in fqdns if f != "*") + tuple(rule.get("targetUrls") or ())
+        return [Allow(where, "tcp", ports, addresses=ANY if "*" in fqdns else (), names=names, tags=tuple(rule.get("fqdnTags") or ()),
+                      sources=sources, roles=roles)]
     protocols = {str(p).upper() for p in rule.get("ipProtocols") or []}
     transports = ("tcp", "udp") if "ANY" in protocols else tuple(t for t in ("tcp", "udp") if t.upper() in protocols)
     destinations = list(rule.get("destinationAddresses") or [])
     addresses = networks_of(destinations)
-    names = tuple(d for d in destinations if not networks_of([d])) + tuple(rule.get("destinationFqdns") or ())
+    tags = tuple(d for d in destinations if not networks_of([d]))  # in destinationAddresses: service tags, not DNS names
     ports = _ports(rule.get("destinationPorts") or ["*"])
-    return [Allow(where, t, ports, addresses=addresses, names=names, sources=sources, roles=roles) for t in transports]
+    return [Allow(where, t, ports, addresses=addresses, names=tuple(rule.get("destinationFqdns") or ()), tags=tags, sources=sources,
+                  roles=roles) for t in transports]
 
 
 # ---------------------------------------------------------------------------------------------- aws
