@@ -13,6 +13,9 @@ from typing import Any
 
 from egress.deployed import PROTECTED_TYPES
 
+from .diff_azure import IP_GROUP, references
+from .diff_moves import RCG, Moved, priority_handovers, rcg_gaps, sid_moves
+
 # The resources protected by default, and what deleting or replacing each does to the traffic it guards.
 FIREWALL_KINDS: dict[str, tuple[str, str, str]] = {
     # type: (what it is, consequence of a replacement, consequence of a deletion)
@@ -62,6 +65,18 @@ FIREWALL_KINDS: dict[str, tuple[str, str, str]] = {
         "the datacenter's node.httpProxy and node.noProxy are given up: new nodes start without the proxy"),
 }
 assert set(FIREWALL_KINDS) == set(PROTECTED_TYPES)  # what the diff names is what the program protects
+# Not protected (a new IP Group is created and referenced before the old one goes), but named when the policy's rules
+# reference it: its name is fixed, so a replacement or deletion meets those references.
+REFERENCED_KINDS: dict[str, tuple[str, str, str]] = {
+    IP_GROUP: (
+        "IP Group",
+        "the policy's rules reference it: Azure refuses to delete it while they do (IpGroupsHasFirewallPolicyReferences), so the "
+        "update stops half-way, and a new one of the same name and resource group is the same Azure resource, deleted under the "
+        "rules. Create the new one side by side under a new name (a new clusterName), move the rules to it, then remove the old",
+        "Azure refuses to delete an IP Group a policy's rules reference (IpGroupsHasFirewallPolicyReferences): the update stops "
+        "half-way; remove the rules naming it in an earlier update"),
+}
+KINDS = {**FIREWALL_KINDS, **REFERENCED_KINDS}
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
 SECURITY_GROUP_RULE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
 ALLOW_SETTING = "egress-matrix:allowFirewallReplacement"
@@ -76,7 +91,9 @@ RULE_GROUP = "aws:networkfirewall/ruleGroup:RuleGroup"
 
 @dataclass(frozen=True)
 class Danger:
-    kind: str  # "replace" | "delete" | "move" (security-group rules into a group created in the same change)
+    # "replace" | "delete" | "move" (rules into a security group or rule group created in the same change, or into an Azure
+    # group written later than the one they leave) | "priority" (an Azure group takes a priority another leaves)
+    kind: str
     type: str
     name: str
     detail: str  # why it is replaced (the changed inputs), or what removed it
@@ -88,8 +105,10 @@ class Danger:
 
     def line(self) -> str:
         if self.kind == "move":
-            return f"moves rules into the security group {self.name} ({self.detail}): {self.consequence}"
-        what, on_replace, on_delete = FIREWALL_KINDS[self.type]
+            return f"moves rules into the {KINDS[self.type][0]} {self.name} ({self.detail}): {self.consequence}"
+        if self.kind == "priority":
+            return f"the {KINDS[self.type][0]} {self.name} takes priority {self.detail}: {self.consequence}"
+        what, on_replace, on_delete = KINDS[self.type]
         verb = "replaces" if self.kind == "replace" else "deletes"
         return f"{verb} the {what} {self.name} ({self.detail}): {self.consequence or (on_replace if self.kind == 'replace' else on_delete)}"
 
@@ -100,13 +119,15 @@ class RuleMove:
     rule: str
     old_group: str
     new_group: str
+    new_role: str = ""  # the role or source group of the new group (another than ``role`` when the rule changes role)
 
     def line(self) -> str:
-        return f"{self.role} rule {self.rule}: {self.old_group} -> {self.new_group}"
+        role = self.role if self.new_role in ("", self.role) else f"{self.role} -> {self.new_role}"
+        return f"{role} rule {self.rule}: {self.old_group} -> {self.new_group}"
 
 
-def _is_firewall(resource: dict) -> bool:
-    return resource["type"] in FIREWALL_KINDS
+def _is_firewall(resource: dict, base: dict) -> bool:
+    return resource["type"] in FIREWALL_KINDS or (resource["type"] in REFERENCED_KINDS and bool(references(resource, base)))
 
 
 def _shrunk(resource: dict, head: dict) -> list[str]:
@@ -131,7 +152,7 @@ def dangers(base: dict, head: dict, replacements: dict[tuple[str, str], list[str
     found, renamed_to = [], set()
     for resource in base["resources"]:
         key = (resource["type"], resource["name"])
-        if not _is_firewall(resource):
+        if not _is_firewall(resource, base):
             continue
         if key not in head_keys:
             successor = successors.get((resource["type"], _stable(resource["name"], base)))
@@ -152,8 +173,47 @@ def dangers(base: dict, head: dict, replacements: dict[tuple[str, str], list[str
     for group, moves in into_new.items():
         found.append(Danger("move", SECURITY_GROUP, group, f"{len(moves)} rule(s) from {', '.join(sorted({m.old_group for m in moves}))}",
                             "it is created in this change, so no network interface carries it yet: the flows of these rules are dropped "
-                            "until it is attached. Create it first (awsSecurityGroupCounts), attach it, then raise awsSecurityGroupsAttached"))
+                            "until it is attached. Create it first (a role's: awsSecurityGroupCounts; a source group's: keep the old entry "
+                            "beside the group's in this update), attach it to the workloads' network interfaces, then move the rules "
+                            "(awsSecurityGroupsAttached; remove the old entry) in a later update"))
+    found += _order_dangers(base, head, base_keys)
     return sorted(found, key=lambda d: (d.type, d.name))
+
+
+def _merged(moves: list[Moved]) -> dict[str, list[Moved]]:
+    out: dict[str, list[Moved]] = {}
+    for move in moves:
+        out.setdefault(move.new, []).append(move)
+    return out
+
+
+def _order_dangers(base: dict, head: dict, base_keys: set) -> list[Danger]:
+    """Rules moving where the write order leaves a gap (diff_moves.py)."""
+    found = []
+    created_policy = any(r["type"] == AWS_POLICY for r in head["resources"])
+    for group, moves in _merged([m for m in sid_moves(base, head) if (RULE_GROUP, m.new) not in base_keys]).items():
+        count = sum(len(m.rules) for m in moves)
+        why = ("the old rule group is rewritten without them while this one is created, and only then is the policy this stack creates "
+               "updated to reference it" if created_policy else
+               "the policy named in awsFirewallPolicyArn does not reference it (its owner adds it only after this update)")
+        found.append(Danger("move", RULE_GROUP, group, f"{count} rule(s) from {', '.join(sorted({m.old for m in moves}))}: "
+                            + ", ".join(r for m in moves for r in m.rules[:5]) + (" ..." if count > 5 else ""),
+                            f"it is created in this change: {why}, so their flows are dropped meanwhile. Keep every rule in the rule group "
+                            "it is in: keep the source groups' rules within one rule group (split them across stacks), or keep the entry "
+                            "where it was in this update and remove it in a later one"))
+    for group, moves in _merged(rcg_gaps(base, head)).items():
+        count = sum(len(m.rules) for m in moves)
+        found.append(Danger("move", RCG, group, f"{count} flow(s) from {', '.join(sorted({m.old for m in moves}))}, written before it: "
+                            + "; ".join(r for m in moves for r in m.rules[:3]) + (" ..." if count > 3 else ""),
+                            "the groups of a policy are written one at a time in priority order (3-5 minutes each), so the removal lands "
+                            "first and these destinations are denied until this group is written. Land it in two updates: add the entry "
+                            "to its new place first (keep the old one), then remove the old one in a later update"))
+    for taker, holder, priority in priority_handovers(base, head):
+        found.append(Danger("priority", RCG, taker, f"{priority}, which {holder} holds until it is written later in the same update",
+                            "a policy's group priorities are unique, so the write is refused (or both groups briefly share it) and the "
+                            "update stops half-way. Keep every existing group's priority: pin the new catalog's band (its file's "
+                            "'azure_band: <20-646>', an unused one) so no group moves"))
+    return found
 
 
 def blocking(found: list[Danger], base: dict, head: dict) -> list[Danger]:
@@ -161,7 +221,7 @@ def blocking(found: list[Danger], base: dict, head: dict) -> list[Danger]:
     unprotecting and replacing in one update); a resource no longer registered needs it in the base too (its protect is
     read from the state, so an earlier update must have unprotected it); rules moving into a new group, never."""
     def allowed_one(danger: Danger) -> bool:
-        if danger.kind == "move":
+        if danger.kind in ("move", "priority"):
             return False
         return allowed(head) and (not danger.unregistered or allowed(base))
     return [d for d in found if not allowed_one(d)]
@@ -183,21 +243,31 @@ def _removal_reason(resource: dict, head: dict) -> str:
 
 
 def rule_moves(base: dict, head: dict) -> list[RuleMove]:
-    """Security-group rules that leave one group for another (the same role, protocol, ports and CIDR)."""
-    def placement(snapshot: dict) -> dict[tuple[str, str], str]:
+    """Security-group rules that leave one group for another: the same protocol, ports and CIDR (the rule's name without
+    its group's), in the same role's groups or another's (an entry given a source group's ``role`` leaves the role's group
+    for the source group's). A group that gains a rule pairs with one that lost it, of its own role first."""
+    def placement(snapshot: dict) -> dict[str, dict[str, str]]:
         groups = {r["urn"]: r for r in snapshot["resources"] if r["type"] == SECURITY_GROUP}
-        out = {}
+        out: dict[str, dict[str, str]] = {}
         for rule in snapshot["resources"]:
             group = groups.get(rule.get("parent") or "")
             if rule["type"] != SECURITY_GROUP_RULE or group is None:
                 continue
             role = str((group["props"].get("tags") or {}).get("egress-matrix:role", ""))
-            out[(role, rule["name"].removeprefix(group["name"] + "-"))] = group["name"]
+            out.setdefault(rule["name"].removeprefix(group["name"] + "-"), {})[group["name"]] = role
         return out
 
     before, after = placement(base), placement(head)
-    return [RuleMove(role, rule, before[(role, rule)], after[(role, rule)])
-            for role, rule in sorted(set(before) & set(after)) if before[(role, rule)] != after[(role, rule)]]
+    moves = []
+    for rule in sorted(set(before) & set(after)):
+        lost = {g: r for g, r in before[rule].items() if g not in after[rule]}
+        gained = {g: r for g, r in after[rule].items() if g not in before[rule]}
+        for group, role in sorted(gained.items()):
+            if not lost:
+                break
+            old = next((g for g, r in sorted(lost.items()) if r == role), min(lost))
+            moves.append(RuleMove(lost[old], rule, old, group, new_role=role))
+    return moves
 
 
 def allowed(head: dict) -> bool:
@@ -208,7 +278,7 @@ def allowed(head: dict) -> bool:
 def markdown_lines(found: list[Danger], moves: list[RuleMove], blocked: list[Danger], base: dict, head: dict) -> list[str]:
     lines: list[str] = []
     if found:
-        unprotected = [d for d in found if not d.base_protected and d.kind != "move"]
+        unprotected = [d for d in found if not d.base_protected and d.kind in ("replace", "delete") and d.type in FIREWALL_KINDS]
         state = [f"{len(blocked)} block this change (`egress diff` fails)" if blocked else "all allowed by `allowFirewallReplacement`"]
         if unprotected:
             state.append(f"{len(unprotected)} not yet protected in the stack's state (the first update of this release records it), so "

@@ -15,8 +15,10 @@ from typing import Any, Iterable, Optional
 
 from .dangers import blocking, dangers, rule_moves
 from .dangers import markdown_lines as danger_lines
+from .diff_azure import replacement_reasons as azure_reasons
 from .diff_base import DiffError, base_snapshot, check_base_ref  # noqa: F401 - the command's and the tests' names
 from .diff_delta import dangerous_line
+from .diff_moves import sid_moves
 from .diff_own import RuleGroups, compare_own, requirement_source, who
 from .diff_own import markdown_lines as own_lines
 from .diff_rules import residual, rule_lines, rule_orders, rules
@@ -98,6 +100,11 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
     for key in sorted(set(base_res) & set(head_res)):
         if base_res[key]["props"] != head_res[key]["props"]:
             changed[key] = resource_changes(base_res[key], head_res[key], groups)
+    # what the inputs do not show: a new subscription or provider, the groups of a replaced policy (diff_azure.py)
+    for key, reasons in azure_reasons(base, head, {k: r for k, (_, r) in changed.items()}).items():
+        lines, found_reasons = changed.get(key, ([], []))
+        changed[key] = (lines, found_reasons + reasons)
+    changed = dict(sorted(changed.items()))
     old_violations = {(v["policy"], v["resource"], v["message"]) for v in base.get("violations", [])}
     found = dangers(base, head, {key: reasons for key, (_, reasons) in changed.items()})
     return {
@@ -125,6 +132,7 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
         "dangers": found,
         "blocking": blocking(found, base, head),
         "rule_moves": rule_moves(base, head),
+        "rule_group_moves": sid_moves(base, head),  # Network Firewall rules (SIDs) that change rule group
         "base": {"allowFirewallReplacement": base.get("allowFirewallReplacement", False)},
         "head": {"allowFirewallReplacement": head.get("allowFirewallReplacement", False)},
     }
@@ -148,6 +156,7 @@ def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GIT
     if not any(result[k] for k in ("requirements_added", "requirements_removed", "resources_added", "resources_removed", "resources_changed")):
         lines += ["", "No change to the requirements or the resources."]
     lines += danger_lines(result.get("dangers", []), result.get("rule_moves", []), result.get("blocking", []), result.get("base", {}), result.get("head", {}))
+    lines += _sid_lines(result)
     lines += _order_lines(result)
     for title, reqs in (("Requirements added", result["requirements_added"]), ("Requirements removed", result["requirements_removed"])):
         if reqs:
@@ -194,6 +203,17 @@ def markdown(stack: str, base_ref: str, result: dict[str, Any], limit: int = GIT
     if proxy:  # as egress preview prints them: a path per proxy, then what it means
         lines += [""] + [f"  - {line.strip()}" if line.startswith(" ") else f"- kubernetes: {line}" for line in proxy]
     return truncate("\n".join(lines) + "\n", limit)
+
+
+def _sid_lines(result: dict[str, Any]) -> list[str]:
+    """Network Firewall rules changing rule group: into a group created in this change they are a danger (above); between
+    existing groups the new group's rules and the old group's are written side by side, a window of seconds."""
+    moves = result.get("rule_group_moves") or []
+    if not moves:
+        return []
+    count = sum(len(m.rules) for m in moves)
+    return ["", "#### Network Firewall rules changing rule group", "", f"{count} rule(s) leave one rule group for another:", "",
+            *(f"- {m.old} -> {m.new}: {', '.join(m.rules[:20])}{' ...' if len(m.rules) > 20 else ''}" for m in moves)]
 
 
 def _order_lines(result: dict[str, Any]) -> list[str]:

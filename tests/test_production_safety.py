@@ -82,7 +82,9 @@ def test_a_resource_group_change_names_the_replaced_policy_and_what_it_does(proj
     assert _danger_lines(base, head) == [
         'replace azure-native:network:FirewallPolicy egress-policy: resourceGroupName: "rg-egress-dev" -> "rg-egress-new"',
         *(f'replace azure-native:network:FirewallPolicyRuleCollectionGroup egress-{p}: resourceGroupName: "rg-egress-dev" -> "rg-egress-new"'
-          for p in ("aks", "kkp", "openshift"))]
+          for p in ("aks", "kkp", "openshift")),
+        # the rules reference the IP Group (issue 17 review S1): named, though not protected
+        'replace azure-native:network:IpGroup egress-nodes: resourceGroupName: "rg-egress-dev" -> "rg-egress-new"']
     text = markdown("dev", "main", result)
     assert "#### :rotating_light: Dangers to production" in text
     assert "is emptied before its delete fails: all egress denied. Associate the firewall with the new policy first" in text
@@ -96,7 +98,8 @@ def test_a_cluster_rename_is_a_replacement_of_every_firewall_resource_not_unrela
     assert "replace aws:networkfirewall/ruleGroup:RuleGroup egress-dev-nodes-tls-sni: renamed to egress-dev2-nodes-tls-sni" in lines
     assert ('replace azure-native:network:FirewallPolicyRuleCollectionGroup egress-aks: ruleCollectionGroupName: "egress-dev-aks" -> '
             '"egress-dev2-aks"') in lines
-    assert len(lines) == 10 and all(line.startswith("replace ") for line in lines)  # the created Azure policy keeps its name
+    assert 'replace azure-native:network:IpGroup egress-nodes: ipGroupsName: "egress-dev-nodes" -> "egress-dev2-nodes"' in lines  # referenced
+    assert len(lines) == 11 and all(line.startswith("replace ") for line in lines)  # the created Azure policy keeps its name
 
 
 def test_dropping_a_target_names_every_deleted_firewall_resource(project, base):
@@ -169,7 +172,7 @@ def test_a_replacement_is_allowed_by_the_flag_in_the_same_change_and_a_stale_fla
     moved = ("azureResourceGroup: rg-egress-dev", "azureResourceGroup: rg-egress-new")
     head = _head(project, moved, ALLOW)
     result = compare(base, head)
-    assert len(result["dangers"]) == 4 and result["blocking"] == []
+    assert len(result["dangers"]) == 5 and result["blocking"] == []  # the policy, 3 groups, the IP Group their rules reference
     stale = compare(_head(project, ALLOW), head)
     assert "was already set in the base: remove it once the migration is applied" in markdown("dev", "main", stale)
 
