@@ -156,3 +156,30 @@ def test_egress_diff_exits_1_on_a_move_into_a_later_group(tmp_path, run_cli):
     (repo / "teams" / "payments" / "aaa.yaml").write_text(aaa)
     code, out, err = run_cli("diff", "--base", "HEAD", "--stack", "aks-contoso", "--project", str(repo))
     assert code == 1 and "- **priority** (blocks)" in out and "egress-aaa takes priority 5200" in " ".join(err.split())
+
+
+def _source_groups(per_group: int, external_policy: bool) -> list[tuple[str, str]]:
+    groups = "  egress-matrix:sourceGroups: {" + ", ".join(f"g{k}: [10.60.{k + 20}.0/24]" for k in range(4)) + "}\n"
+    entries = "  egress-matrix:entries:\n" + "".join(
+        f"    - {{id: e{k}-{i}, destination: 198.51.{k}.{i}, protocol: tcp, ports: [443], purpose: test entry, owner: t, reference: T-1, "
+        f"role: g{k}}}\n" for k in range(4) for i in range(per_group))
+    edits = [(TARGETS, groups + entries + TARGETS)]
+    if external_policy:
+        edits.append(("  egress-matrix:awsFirewallPolicy: true\n",
+                      "  egress-matrix:awsFirewallPolicyArn: arn:aws:network-firewall:eu-west-1:123456789012:firewall-policy/hub\n"))
+    return edits
+
+
+@pytest.mark.parametrize("external_policy", [False, True])
+def test_source_groups_outgrowing_one_rule_group_move_rules_into_a_new_one_and_block(project, monkeypatch, external_policy):
+    monkeypatch.setattr("egress.targets.aws.groups.MAX_RULES_STRING_BYTES", 20_000)  # ~140 rules, not ~7,500
+    base = _snap(project, "kkp-aws", *_source_groups(30, external_policy))
+    allow = (TARGETS, "  egress-matrix:allowFirewallReplacement: true\n" + TARGETS)
+    result = compare(base, _snap(project, "kkp-aws", *_source_groups(50, external_policy), allow))
+    moves = [d for d in result["blocking"] if d.kind == "move"]
+    assert moves and all(d.type == "aws:networkfirewall/ruleGroup:RuleGroup" and d.name.startswith("egress-kkp-eu-west-1-groups-")
+                         and "from egress-kkp-eu-west-1-groups-rules: sid " in d.detail for d in moves)
+    assert ("does not reference it" if external_policy else "only then is the policy this stack creates updated") in moves[0].line()
+    moved = sum(len(m.rules) for m in result["rule_group_moves"])
+    assert moved == sum(int(d.detail.split(" rule(s)")[0]) for d in moves) > 0
+    assert f"{moved} rule(s) leave one rule group for another" in markdown("kkp-aws", "main", result)

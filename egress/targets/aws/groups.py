@@ -85,8 +85,9 @@ def place(cluster: str, rules: dict[str, tuple[SuricataRule, ...]], headroom: in
         if size * (100 + headroom) > MAX_RULES_STRING_BYTES * 100:
             warnings.append(f"rule group {rule_group_name(cluster, shard)} holds {size:,} bytes of rules, less than the {headroom}% spare "
                             f"of awsCapacityHeadroom below the {MAX_RULES_STRING_BYTES:,} a rule group may hold: past it the source groups' "
-                            f"rules are spread over {count + 1} rule groups, and the groups placed in the new one move to it (a "
-                            "policy named in awsFirewallPolicyArn must reference it at once, or their traffic is dropped). Plan it")
+                            f"rules are spread over {count + 1} rule groups, and the groups placed in the new one move to it, which "
+                            "drops their flows until a policy references it (egress diff blocks it). Plan it: split the source groups "
+                            "across stacks before then")
     return shards, tuple(warnings)
 
 
