@@ -68,7 +68,8 @@ def _transport(protocol: str) -> str:
 
 def _option_allow(req: Requirement, option, sources) -> Allow:
     entries = f"{'entry' if len(req.entry_ids) == 1 else 'entries'} {', '.join(req.entry_ids)}"
-    where = f"{entries} ({req.role} -> {', '.join(option.destinations)} {option.protocol}/{format_ports(option.ports)})"
+    given = f", from {NAME_ADDRESSES}" if option.note == NAME_ADDRESSES else ""  # the setting gave these addresses
+    where = f"{entries} ({req.role} -> {', '.join(option.destinations)} {option.protocol}/{format_ports(option.ports)}{given})"
     if option.kind in ("ip", "cidr", "any"):
         return Allow(where, _transport(option.protocol), option.ports, addresses=networks_of(option.destinations), sources=sources,
                      roles=frozenset({req.role}))
@@ -188,13 +189,20 @@ def own_entry_origin(catalog: Catalog, profile: Profile, entry_id: str) -> str:
     return f"entry '{short}' of own catalog '{name}' (its file {name}.yaml, listed in {PROJECT}:catalogs: {listed})"
 
 
+# The note AWS's compile gives the addresses a stack names for a host (targets/aws/compile.py _with_stack_addresses):
+# those are the setting's values, not the entry's, and the setting is what to fix.
+NAME_ADDRESSES = f"{PROJECT}:awsNameAddresses"
+
+
 def _option_problems(option, limits: Limits) -> list[str]:
     """Why one destination option of an own entry is wider than the guard rails ([] when it is not), each naming the
-    field and its value."""
+    field (or the setting that gave the value) and its value."""
     ports = f"{option.protocol}/{format_ports(option.ports)}"
     problems = []
     for destination in option.destinations:
         value = f"field 'destination' = '{destination}' ({ports})"
+        if option.note == NAME_ADDRESSES:
+            value = f"config.{NAME_ADDRESSES} gives '{destination}' for its host ({ports}), which"
         if option.kind == "any" or destination == "*":
             problems.append(f"{value} allows any destination")
         elif option.kind in ("ip", "cidr"):
@@ -239,7 +247,12 @@ def check_own_entries(catalog: Catalog, profile: Profile, requirements: Iterable
         entry_id, problem = found[0]
         more = f" ({len(found) - 1} more such finding(s) after it)" if len(found) > 1 else ""
         where = f"{source}: " if source else ""
-        raise BreadthError(f"{where}{own_entry_origin(catalog, profile, entry_id)} (own entry {entry_id}): {problem}{more}. Fix: {_OWN_FIX}")
+        origin = own_entry_origin(catalog, profile, entry_id)
+        if problem.startswith(f"config.{NAME_ADDRESSES} "):  # the setting's value: name it first, and its fix
+            raise BreadthError(f"{where}{problem} (the host of {origin}, own entry {entry_id}){more}. Fix: list in {NAME_ADDRESSES} only "
+                               "the addresses the host resolves to (its own IPs or subnet); if the entry must reach this much, give it "
+                               "broad: '<reason>' (allowBroadEgress does not cover own entries)")
+        raise BreadthError(f"{where}{origin} (own entry {entry_id}): {problem}{more}. Fix: {_OWN_FIX}")
 
 
 def check_own_entries_together(catalog: Catalog, profile: Profile, requirements: Iterable[Requirement], source: str = "") -> None:

@@ -224,3 +224,16 @@ def test_a_comma_in_the_proxy_host_never_reaches_http_proxy(project_copy, run_cl
     path.write_text(path.read_text().replace("http://proxy.corp.example.com:3128", "http://a.example.com,0.0.0.0/0:3128"))
     code, out, err = run_cli("export", "--for", "proxy", "--stack", stack, "--project", str(project_copy))
     assert code == 1 and out == "" and "'a.example.com,0.0.0.0' is not a host name or IP address" in " ".join(err.split()), err
+
+
+# -- M2: addresses a setting gives are the setting's -------------------------------------------------------------------------
+def test_aws_name_addresses_beyond_the_limits_name_the_setting(project_copy, run_cli, tmp_path):
+    path = project_copy / "stacks" / "Pulumi.kkp-aws.yaml"
+    path.write_text(path.read_text().replace("  egress-matrix:targets: [aws]\n", (
+        "  egress-matrix:targets: [aws]\n  egress-matrix:awsNameAddresses: [\"db.example.com=0.0.0.0/1,128.0.0.0/1\"]\n  egress-matrix:entries:\n"
+        "    - {id: db, destination: db.example.com, protocol: tcp, ports: [5432], purpose: Database, owner: team-db, reference: DB-1}\n")))
+    code, out, err = run_cli("render", "--stack", "kkp-aws", "--out", str(tmp_path / "out"), "--project", str(project_copy))
+    message = " ".join(err.split())
+    assert code == 1 and "stack 'kkp-aws': config.egress-matrix:awsNameAddresses gives '0.0.0.0/1' for its host (tcp/5432), which covers" in message
+    assert "(the host of config.egress-matrix:entries[0] 'db', own entry stack/db)" in message
+    assert "Fix: list in egress-matrix:awsNameAddresses only the addresses the host resolves to" in message
