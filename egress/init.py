@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,6 +186,8 @@ def init_stack(project: Project, answers: Answers, ask: Optional[Asker]) -> Writ
     _stacks_folder(project, create=False)  # before any question: a stacks/ init cannot write into is said first
     path = project.stack_file(stack)
     where = str(path.relative_to(project.root))
+    if answers.force:
+        _replaceable(path, where)  # before any question: a stack file --force cannot read is said first
     if path.exists() and not answers.force:
         raise InitError(f"{where}: stack '{stack}' already exists; egress init never overwrites a stack file. "
                         f"Fix: choose another stack name, or pass --force to replace it (the replaced text is shown as a diff)")
@@ -315,7 +318,7 @@ def _write(project: Project, stack: str, text: str, later: tuple[str, ...], forc
     replaced = ""
     try:
         if force and path.exists():
-            old = path.read_text(encoding="utf-8")
+            old = _replaceable(path, str(path))
             # shown as the stack reader would show values: the replaced file may hold what was refused (a plain secret, a key)
             replaced = "".join(difflib.unified_diff(shown_stack_text(old).splitlines(True), shown_stack_text(text).splitlines(True),
                                                     f"{path.name} (replaced)", path.name))
@@ -329,6 +332,27 @@ def _write(project: Project, stack: str, text: str, later: tuple[str, ...], forc
     finally:
         temporary.unlink(missing_ok=True)
     return Written(path, later, replaced)
+
+
+def _replaceable(path: Path, where: str) -> str:
+    """The text of the stack file --force replaces ('' when there is none). Only a regular file is read: a folder, a
+    FIFO or a device there is not a stack file (reading a FIFO would wait forever); a file that is not UTF-8 is shown
+    with its undecodable bytes replaced, as it is going away."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return ""
+    except OSError as error:
+        raise InitError(f"{where}: cannot read the stack file --force would replace ({error.strerror}). "
+                        "Fix: move it aside, or choose another stack name") from None
+    if not stat.S_ISREG(mode):
+        raise InitError(f"{where}: not a stack file (a folder, FIFO or device stands there); egress init replaces only a "
+                        "file. Fix: move it aside, or choose another stack name")
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as error:
+        raise InitError(f"{where}: cannot read the stack file --force would replace ({error.strerror}). "
+                        "Fix: move it aside, or choose another stack name") from None
 
 
 def _stacks_folder(project: Project, create: bool) -> None:
