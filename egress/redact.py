@@ -135,8 +135,18 @@ def redact(text: str) -> str:
     text = _PEM_BLOCK.sub(lambda m: m.group(0) if m.group(1) == "CERTIFICATE" else f"(PEM '{m.group(1)}' block, not shown)", text)
     text = _SPLIT_USERINFO.sub(_mask_split, text)
     # a quoted value may hold spaces (a malformed password); unquoted, a URL ends at white space
-    text = _QUOTED.sub(lambda m: m.group(0)[0] + redact_url(m.group(0)[1:-1]) + m.group(0)[-1], text)
+    text = _QUOTED.sub(lambda m: m.group(0)[0] + _redact_quoted(m.group(0)[1:-1]) + m.group(0)[-1], text)
     return _TOKEN.sub(lambda m: redact_url(m.group(0)), text)
+
+
+def _redact_quoted(inner: str) -> str:
+    """A quoted value whose every word with an '@' is a whole URL (a log line quoted in JSON: 'GET http://u:p@host/x -')
+    is masked word by word, keeping the line's other fields; anything else as one value, masked up to its last '@'."""
+    probe = inner.replace(MASK + "@", "masked@")  # already masked by an earlier pass: MASK holds a space
+    words = [word for word in probe.split() if "@" in word]
+    if len(probe.split()) > 1 and words and all(_SCHEME.match(word) and "://" in word for word in words):
+        return _TOKEN.sub(lambda m: redact_url(m.group(0)), inner)
+    return redact_url(inner)
 
 
 def _mask_split(match: re.Match) -> str:

@@ -52,3 +52,21 @@ def test_the_openshift_proxy_setting_with_a_slash_in_the_password_is_refused_wit
         profile_from_config({"platforms": ["openshift"], "targets": ["kubernetes"], "clusterProxy": ["openshift"],
                              "httpProxy": "alice:Pa/ss9word@proxy.corp.example.com:3128"}, "stacks/Pulumi.t.yaml", "t")
     assert "carries credentials" in str(info.value) and "Pa/ss" not in str(info.value) and "alice" not in str(info.value)
+
+
+LOG_LINE = "1700000000.000 5 10.0.0.5 TCP_DENIED/403 0 GET http://bob:hunter2@evil.example.com/x - HIER_NONE/- text/html"
+
+
+@pytest.mark.parametrize("text", [f'"text": "{LOG_LINE}",', f"'{LOG_LINE}'", LOG_LINE])
+def test_a_quoted_log_line_keeps_its_fields_and_loses_only_the_credentials(text):
+    # egress explain --format json quotes a Squid line whole: only the URL's userinfo goes, not everything before its '@'
+    shown = redact(text)
+    assert "hunter2" not in shown and "bob" not in shown
+    assert "1700000000.000 5 10.0.0.5 TCP_DENIED/403 0 GET http://(credentials hidden)@evil.example.com/x - HIER_NONE/-" in shown
+    assert redact(shown) == shown  # a second pass (the CLI redacts what commands print) changes nothing
+
+
+@pytest.mark.parametrize("quoted, secret", [("'alice:pa ss@proxy.example.com'", "pa ss"), ('"u:p w@h.example.com and more"', "p w"),
+                                            ("'see http://x.example.com and user:pw1@host.example.com'", "pw1")])
+def test_a_quoted_value_that_is_not_whole_urls_is_still_masked_to_its_last_at(quoted, secret):
+    assert secret not in redact(quoted)
