@@ -33,6 +33,11 @@ _TOKEN = re.compile(r"[^\s'\"`]+")
 _GO_QUOTED = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
 _PEM_BLOCK = re.compile(r"-----BEGIN ([^-\r\n]+)-----.*?(?:-----END \1-----|\Z)", re.S)
 _PRIVATE = re.compile(r"(?i)private[ _-]?key|private-lines")
+# Query parameters that are credentials themselves: an Azure SAS signature (sig), AWS SigV4 presigned URLs
+# (X-Amz-Signature / -Credential / -Security-Token), OAuth tokens and codes, and the usual key and password names.
+_SECRET_QUERY = re.compile(r"(?i)([?&;](?:sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|token|"
+                           r"access_token|id_token|refresh_token|code|password|passwd|pwd|secret|client_secret|"
+                           r"api[-_]?key|apikey|auth|key)=)[^&;#\s'\"`]+")
 # An OCI image reference pinned by digest ('python:3.12-slim@sha256:<hex>', 'registry.example.com:5000/squid:6@sha256:<hex>'):
 # name (optional registry host[:port], path components) and tag as distribution/reference's grammar (regexp.go,
 # 00a09fa3: domainAndPort, pathComponent, tag `[\w][\w.-]{0,127}`); the digest only as the OCI image spec registers it
@@ -130,6 +135,8 @@ def redact_value(value: Any, name: str = "") -> Any:
 
 def redact(text: str) -> str:
     """``text`` with the credentials of every URL in it masked, and any PEM block but a certificate left out."""
+    if "=" in text:
+        text = _SECRET_QUERY.sub(lambda m: m.group(1) + HIDDEN, text)
     if "@" not in text and "-----BEGIN" not in text:
         return text
     text = _PEM_BLOCK.sub(lambda m: m.group(0) if m.group(1) == "CERTIFICATE" else f"(PEM '{m.group(1)}' block, not shown)", text)

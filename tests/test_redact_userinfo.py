@@ -70,3 +70,21 @@ def test_a_quoted_log_line_keeps_its_fields_and_loses_only_the_credentials(text)
                                             ("'see http://x.example.com and user:pw1@host.example.com'", "pw1")])
 def test_a_quoted_value_that_is_not_whole_urls_is_still_masked_to_its_last_at(quoted, secret):
     assert secret not in redact(quoted)
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=pw1SECRET%2Bx&se=2026", "pw1SECRET"),  # an Azure SAS URL
+    ("GET https://bucket.s3.amazonaws.com/k?X-Amz-Credential=AKIAEXAMPLE%2F2026&X-Amz-Signature=pw2SECRET HTTP/1.1", "pw2SECRET"),
+    ("destination 'https://h.example.com/x?token=pw3SECRET#frag'", "pw3SECRET"),
+    ("https://h.example.com/cb?state=1&code=pw4SECRET", "pw4SECRET"),
+    ("https://h.example.com/x?a=1&API_KEY=pw5SECRET", "pw5SECRET"),
+])
+def test_query_parameters_that_are_credentials_are_hidden(text, secret):
+    shown = redact(text)
+    assert secret not in shown and "=(hidden)" in shown
+    assert redact(shown) == shown
+
+
+def test_other_query_parameters_are_shown():
+    text = "https://h.example.com/x?sv=2022-11-02&se=2026&page=2&keys=a"
+    assert redact(text) == text
