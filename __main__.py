@@ -11,6 +11,7 @@ from pulumi.runtime.config import CONFIG, get_config_env
 from egress.catalog import load_catalog
 from egress.catalog.own import expiry_notices, stack_catalog
 from egress.errors import EgressError
+from egress.guard import check_breadth
 from egress.exports import allowlist_exports
 from egress.profile import PROJECT, SECRET_KEYS, profile_from_pulumi_config
 from egress.render import requirement_json
@@ -30,6 +31,9 @@ try:
     # The vendor matrix plus the stack's own catalogs (its entries, registries and the catalogs it lists).
     catalog = stack_catalog(load_catalog(ROOT / "matrix"), profile, ROOT, f"Pulumi config of stack '{stack}'", stack)
     requirements = resolve(catalog, profile, f"Pulumi config of stack '{stack}'", stack)
+    # The stack-wide breadth check, as Project.requirements runs it for every command: the requirements and allowlistExports
+    # outputs hand on all of them, not only what a target enforces (a cluster-proxy-only stack's compile judges no destination).
+    check_breadth(catalog, profile, requirements, f"Pulumi config of stack '{stack}'")
     for notice in expiry_notices(catalog):
         pulumi.log.warn(notice)
     plans = {}
