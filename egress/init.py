@@ -186,6 +186,7 @@ def init_stack(project: Project, answers: Answers, ask: Optional[Asker]) -> Writ
     _stacks_folder(project, create=False)  # before any question: a stacks/ init cannot write into is said first
     path = project.stack_file(stack)
     where = str(path.relative_to(project.root))
+    _not_a_link(path, where)  # before any question, with or without --force
     if answers.force:
         _replaceable(path, where)  # before any question: a stack file --force cannot read is said first
     if path.exists() and not answers.force:
@@ -309,20 +310,29 @@ def _on_policy(project: Project, stack: str, policy: str) -> bool:
 
 
 def _write(project: Project, stack: str, text: str, later: tuple[str, ...], force: bool) -> Written:
-    """Write to a hidden file beside it, then link it in (never over a file another process just wrote) or, with --force,
+    """Write to a new hidden file beside it, then link it in (never over a file another process just wrote) or, with --force,
     rename it over the old one."""
     _stacks_folder(project, create=True)
     path = project.stack_file(stack)
-    temporary = path.with_name(f".{path.name}.init-{os.getpid()}")
-    temporary.write_text(text, encoding="utf-8")
+    _not_a_link(path, str(path))  # judged again: a link made while the questions were asked
+    # mkstemp: a new file (O_EXCL) with an unguessable name, so a link planted at a predictable name is never written through
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.init-", dir=path.parent)
+    except OSError as exc:
+        raise InitError(f"{path}: cannot write into {path.parent.name}/ ({exc.strerror}). Fix: make the folder writable, or run egress init "
+                        "where you can write") from None
+    temporary = Path(name)
     replaced = ""
     try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())  # mkstemp makes 0600: the mode a plain write gives
+            handle.write(text)
         if force and path.exists():
             old = _replaceable(path, str(path))
             # shown as the stack reader would show values: the replaced file may hold what was refused (a plain secret, a key)
             replaced = "".join(difflib.unified_diff(shown_stack_text(old).splitlines(True), shown_stack_text(text).splitlines(True),
                                                     f"{path.name} (replaced)", path.name))
-            os.replace(temporary, path)
+            os.replace(temporary, path)  # a link put there meanwhile is replaced itself, never written through
         else:
             try:
                 os.link(temporary, path)
@@ -332,6 +342,21 @@ def _write(project: Project, stack: str, text: str, later: tuple[str, ...], forc
     finally:
         temporary.unlink(missing_ok=True)
     return Written(path, later, replaced)
+
+
+def _umask() -> int:
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
+
+
+def _not_a_link(path: Path, where: str) -> None:
+    """A symbolic link where the stack file goes is refused: init never writes through one (it could be anyone's file),
+    nor replaces one (it may be how a team shares the file), dangling or not."""
+    if path.is_symlink():
+        target = "".join(c if c.isprintable() else repr(c)[1:-1] for c in os.readlink(path))  # no control character reaches the terminal
+        raise InitError(f"{where}: a symbolic link (to {target}); egress init never writes through a link, nor replaces one. "
+                        "Fix: remove the link (what it points to stays as it is) and run egress init again, or choose another stack name")
 
 
 def _replaceable(path: Path, where: str) -> str:
