@@ -1,4 +1,4 @@
-"""``egress diff``: the base side, previewed with its own code (``git archive`` of the ref, run in a child process with
+"""``egress diff``: the base side, previewed with its own code (the ref's committed files, run in a child process with
 that tree first on the path and a scrubbed environment), so a change to the compiler shows as what it changes."""
 from __future__ import annotations
 
@@ -38,9 +38,11 @@ print(json.dumps(snapshot(preview(open_project(Path(sys.argv[1])), sys.argv[2]))
 _BASE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "SYSTEMROOT", "EGRESS_TODAY", "TZ")
 _STDERR_LINES = 5  # of a failed base preview, shown redacted: the error and where it came from, not the whole output
 _REF_FIX = "Fix: pass a commit, branch or tag that exists (in CI, fetch the base branch: actions/checkout with fetch-depth: 0)"
-# The base is the committed bytes: a user's line-ending settings (core.autocrlf, core.eol) would hand its code over
-# converted, and a global attributes file (export-ignore) incomplete. The repository's own .gitattributes still apply.
-_GIT = ("git", "-c", "core.autocrlf=false", "-c", "core.eol=lf", "-c", f"core.attributesFile={os.devnull}")
+# The base is the committed bytes, read as objects (ls-tree, cat-file --batch), never through git archive or a checkout:
+# those apply attributes, so the base's .gitattributes could run a filter driver the user's config defines (git-lfs, any
+# command) with the user's credentials, and export-ignore/export-subst or line-ending settings change what runs.
+_GIT = ("git",)
+_LINK = b"120000"  # a tree entry that is a symbolic link: its blob is the target
 
 
 def check_base_ref(ref: str) -> None:
@@ -72,6 +74,44 @@ def _home_env(home: Path) -> dict[str, str]:
            "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull, "AWS_EC2_METADATA_DISABLED": "true",
            "EGRESS_NO_CACHE": "1"}  # the matrix cache: never the user's, and nothing left behind
     return env
+
+
+def _committed_tar(project_root: Path, ref: str, sha: str) -> bytes:
+    """The tree of ``sha`` as a tar of its committed bytes: files with their executable bit, links as links; a submodule
+    (a commit in the tree) is left out, as git archive leaves it empty. No attribute, filter or conversion applies."""
+    def git(*args: str, given: bytes | None = None) -> bytes:
+        try:
+            return subprocess.run([*_GIT, "-C", str(project_root), *args], input=given, capture_output=True, check=True).stdout
+        except subprocess.CalledProcessError as exc:
+            raise DiffError(f"git ref '{ref}' ({sha}): {printable(exc.stderr.decode(errors='replace').strip())}. {_REF_FIX}") from None
+
+    files = []  # (mode, object id, path)
+    for record in git("ls-tree", "-r", "-z", "--full-tree", sha).split(b"\0"):
+        if record:
+            meta, _, path = record.partition(b"\t")
+            mode, kind, oid = meta.split(b" ")
+            if kind == b"blob" and (mode == _LINK or mode.startswith(b"100")):  # files (old trees also say 100664) and links
+                files.append((mode, oid, os.fsdecode(path)))
+    contents = git("cat-file", "--batch", given=b"".join(oid + b"\n" for _, oid, _ in files))
+    out = io.BytesIO()
+    at = 0
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for mode, oid, path in files:
+            header_end = contents.index(b"\n", at)
+            header = contents[at:header_end].split(b" ")  # "<oid> blob <size>", or "<oid> missing"
+            if len(header) != 3:
+                raise DiffError(f"git ref '{ref}' ({sha}): '{printable(path)}' is not in the repository (a shallow or partial clone). {_REF_FIX}")
+            size = int(header[2])
+            data = contents[header_end + 1:header_end + 1 + size]
+            at = header_end + 1 + size + 1  # the content, then a newline
+            info = tarfile.TarInfo(path)
+            if mode == _LINK:
+                info.type, info.linkname = tarfile.SYMTYPE, os.fsdecode(data)
+                tar.addfile(info)
+            else:
+                info.mode, info.size = 0o755 if int(mode, 8) & 0o100 else 0o644, size
+                tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
 
 
 def _links_the_data_filter_refuses(skipped: list[str]):
@@ -109,21 +149,19 @@ def base_snapshot(project_root: Path, ref: str, stack: str, say: Callable[[str],
     against a ref whose code you would run. The child gets a scrubbed environment (``_BASE_ENV`` plus the PYTHONPATH set
     here: no cloud, Pulumi or Kubernetes credentials) and an empty temporary HOME (``_home_env``: no credential file an
     SDK finds on its own). It still runs as the user: it can read any file the user can read, and reach the network.
-    ``ref`` is resolved to a commit with ``git rev-parse --verify --end-of-options`` before ``git archive`` sees it, and a
-    ref that looks like an option is refused. Links the base holds that point outside its tree are left out (``say``
+    ``ref`` is resolved to a commit with ``git rev-parse --verify --end-of-options`` before any other git command sees it, and a
+    ref that looks like an option is refused. The base is its committed bytes (``_committed_tar``: no
+    attribute, filter or conversion applies). Links the base holds that point outside its tree are left out (``say``
     names them)."""
     sha = _resolve_ref(project_root, ref)
-    try:
-        archive = subprocess.run([*_GIT, "-C", str(project_root), "archive", "--format=tar", sha], capture_output=True, check=True).stdout
-    except subprocess.CalledProcessError as exc:
-        raise DiffError(f"git ref '{ref}' ({sha}): {exc.stderr.decode(errors='replace').strip()}. {_REF_FIX}") from None
+    archive = _committed_tar(project_root, ref, sha)
     with tempfile.TemporaryDirectory(prefix="egress-diff-") as directory, tempfile.TemporaryDirectory(prefix="egress-diff-home-") as home:
         tree = Path(directory)
         skipped: list[str] = []
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             try:
                 tar.extractall(tree, filter=_links_the_data_filter_refuses(skipped))
-            except tarfile.FilterError as exc:  # not a link: git archive writes none, but never a traceback
+            except tarfile.FilterError as exc:  # not a link: the tree holds none, but never a traceback
                 raise DiffError(f"git ref '{ref}' ({sha}): '{printable(exc.tarinfo.name)}' cannot be unpacked safely. "
                                 "Fix: compare against a ref without it") from None
         if skipped:
@@ -141,4 +179,20 @@ def base_snapshot(project_root: Path, ref: str, stack: str, say: Callable[[str],
                               errors="replace")
         if done.returncode != 0:
             raise DiffError(f"previewing stack '{stack}' at '{ref}' failed: {_base_error(done.stderr)}")
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        return _result(done.stdout, stack, ref, sha)
+
+
+def _result(stdout: str, stack: str, ref: str, sha: str) -> dict[str, Any]:
+    """The preview's JSON object, the last line the base's code wrote; anything else is one error naming the ref."""
+    lines = stdout.strip().splitlines()
+    try:
+        result = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        result = None
+    if isinstance(result, dict):
+        return result
+    from egress.redact import redact
+
+    last = f"its last line is '{printable(redact(lines[-1][:200]))}'" if lines else "it wrote nothing"
+    raise DiffError(f"previewing stack '{stack}' at '{ref}' ({sha}) gave no result: the base's code exited 0 without the preview's JSON "
+                    f"as its last line of output ({last}). Fix: compare against a ref whose egress preview --stack {stack} runs to the end")
