@@ -7,7 +7,8 @@
   and the reserved ``240.0.0.0/4``. The globally reachable special blocks (AS112 ``192.31.196.0/24`` and
   ``192.175.48.0/24``, AMT ``192.52.193.0/24``) stay public. An IPv6 range inside the NAT64 well-known prefix
   ``64:ff9b::/96`` (RFC 6052) counts as the IPv4 addresses it translates to: through a NAT64 gateway it reaches them; so
-  does one inside ``::ffff:0:0/96``, which Go's net.IPNet reads as IPv4 (``::ffff:0:0/96`` is 0.0.0.0/0 there).
+  does one inside ``::ffff:0:0/96``, which Go's net.IPNet reads as IPv4 (``::ffff:0:0/96`` is 0.0.0.0/0 there), and
+  one inside the local-use translation prefix ``64:ff9b:1::/48`` (RFC 8215, below).
 - ``port_span``: how many ports a set of ranges opens.
 - ``public_suffix``: the ICANN public suffix a name is or covers (``com``, ``co.uk``, and ``akershus.no``, which
   holds ``nes.akershus.no``), from the Public Suffix List the ``publicsuffixlist`` package bundles. Its private
@@ -35,8 +36,16 @@ SPECIAL_V4 = ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.25
               "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
               "224.0.0.0/4", "240.0.0.0/4")
 # Inside 2000::/3: IETF protocol assignments (Teredo, ORCHID, benchmarking), 6to4, documentation (RFC 3849, RFC 9637).
+# Teredo (2001::/32) and 6to4 (2002::/16) embed IPv4 too, but are not counted as the IPv4 they name: that address is a
+# tunnel end (a 6to4 router, a Teredo server) that must itself speak the protocol, not any IPv4 host behind a
+# translator; the registry marks both not globally reachable, and 6to4's relays are deprecated (RFC 7526).
 SPECIAL_V6 = ("2001::/23", "2001:db8::/32", "2002::/16", "3fff::/20")
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# RFC 8215's local-use translation prefix: an operator carves translation prefixes of any RFC 6052 length (/32 to /96)
+# from it, and which one decides where the IPv4 sits (at /48 its first 16 bits follow the prefix, the rest after the
+# reserved bits 64-71). Counted conservatively: a range of 2^32 addresses or more inside it can hold a whole /96
+# translation prefix, so it reaches all of IPv4; a smaller one as the /96 format reads it (the IPv4 in its last 32 bits).
+NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 V4_MAPPED = ipaddress.ip_network("::ffff:0:0/96")  # Go's net.IPNet reads '::ffff:0:0/96' as 0.0.0.0/0 (golang/go#51906)
 
 
@@ -92,10 +101,11 @@ def _networks_of(texts: tuple[str, ...]) -> tuple[IPNetwork, ...]:
 
 
 def _embedded_v4(net: ipaddress.IPv6Network, prefix: ipaddress.IPv6Network) -> Optional[ipaddress.IPv4Network]:
-    """The IPv4 addresses ``net`` holds inside a /96 that embeds IPv4 in its last 32 bits (NAT64, IPv4-mapped)."""
+    """The IPv4 addresses ``net`` holds inside a prefix that embeds IPv4 in the last 32 bits of a /96 (NAT64, IPv4-mapped,
+    the local-use prefix as NAT64_LOCAL says)."""
     if not net.overlaps(prefix):
         return None
-    if prefix.subnet_of(net):
+    if prefix.subnet_of(net) or net.prefixlen <= 96:  # holds the prefix, or (inside it) a whole /96
         return ipaddress.ip_network("0.0.0.0/0")  # type: ignore[return-value]
     return ipaddress.ip_network((int(net.network_address) & 0xFFFFFFFF, net.prefixlen - 96))  # type: ignore[return-value]
 
@@ -107,14 +117,14 @@ def _nat64_as_v4(net: ipaddress.IPv6Network) -> Optional[ipaddress.IPv4Network]:
 def public_addresses(networks: Iterable[IPNetwork], nat64: bool = True) -> dict[int, int]:
     """Public addresses covered, per family: NAT64 ranges and IPv4-mapped ones (``::ffff:0:0/96``) counted as the IPv4
     they reach, as a NAT64 gateway and Go's net.IPNet read them (unless ``nat64`` is off)."""
-    return _public_addresses(networks, (NAT64, V4_MAPPED) if nat64 else ())
+    return _public_addresses(networks, (NAT64, NAT64_LOCAL, V4_MAPPED) if nat64 else ())
 
 
 def _public_addresses(networks: Iterable[IPNetwork], embedded: tuple[ipaddress.IPv6Network, ...]) -> dict[int, int]:
     nets = list(networks)
     # a network holding the NAT64 prefix reaches all of IPv4 through the gateway; Go reads only a network written inside
     # ::ffff:0:0/96 as IPv4 (its network number's To4), not '::/0'
-    nets += [v4 for n in nets if n.version == 6 for prefix in embedded if (prefix is NAT64 or n.subnet_of(prefix))  # type: ignore[arg-type]
+    nets += [v4 for n in nets if n.version == 6 for prefix in embedded if (prefix is not V4_MAPPED or n.subnet_of(prefix))  # type: ignore[arg-type]
              and (v4 := _embedded_v4(n, prefix)) is not None]  # type: ignore[arg-type]
     counts = {}
     for version in (4, 6):
@@ -147,10 +157,14 @@ def describe_share(networks: Iterable[IPNetwork]) -> str:
     counts = public_addresses(networks)
     parts = [f"{_percent(100.0 * counts[v] / PUBLIC_TOTAL[v])} of public IPv{v}" for v in (4, 6) if counts[v]]
     plain = _public_addresses(networks, ())[4]
-    through = [f"{what} in {prefix}" for what, prefix in (("NAT64 addresses", NAT64), ("IPv4-mapped IPv6 addresses", V4_MAPPED))
-               if _public_addresses(networks, (prefix,))[4] > plain]
-    if counts[4] > plain:  # (through is empty only when neither alone adds what both together do)
-        parts[0] += f" (some as {' and '.join(through) or 'NAT64 and IPv4-mapped IPv6 addresses'})"
+    through: list[str] = []  # each prefix that adds IPv4 the ones named before it do not ('::/0' holds both NAT64 prefixes)
+    taken: tuple[ipaddress.IPv6Network, ...] = ()
+    for what, prefix in (("NAT64 addresses", NAT64), ("local-use NAT64 addresses", NAT64_LOCAL), ("IPv4-mapped IPv6 addresses", V4_MAPPED)):
+        if _public_addresses(networks, (*taken, prefix))[4] > _public_addresses(networks, taken)[4]:
+            taken += (prefix,)
+            through.append(f"{what} in {prefix}")
+    if counts[4] > plain:
+        parts[0] += f" (some as {' and '.join(through)})"
     return " and ".join(parts) or "no public address"
 
 

@@ -7,13 +7,13 @@ import ipaddress
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from egress.breadth import _ROOTS, NAT64, V4_MAPPED, _embedded_v4, public_addresses
+from egress.breadth import _ROOTS, NAT64, NAT64_LOCAL, V4_MAPPED, _embedded_v4, public_addresses
 
 
 def _old_public_addresses(networks, nat64=True):
     nets = list(networks)
     if nat64:
-        nets += [v4 for n in nets if n.version == 6 for p in (NAT64, V4_MAPPED) if (p is NAT64 or n.subnet_of(p)) and (v4 := _embedded_v4(n, p)) is not None]
+        nets += [v4 for n in nets if n.version == 6 for p in (NAT64, NAT64_LOCAL, V4_MAPPED) if (p is not V4_MAPPED or n.subnet_of(p)) and (v4 := _embedded_v4(n, p)) is not None]
     counts = {}
     for version in (4, 6):
         root, special = _ROOTS[version]
@@ -28,6 +28,7 @@ def _old_public_addresses(networks, nat64=True):
 _V4 = st.builds(lambda a, p: ipaddress.ip_network((a, p), strict=False), st.integers(0, 2**32 - 1), st.integers(0, 32))
 _V6 = st.builds(lambda a, p: ipaddress.ip_network((a, p), strict=False),
                 st.one_of(st.integers(0, 2**128 - 1), st.integers(0x0064_ff9b << 96, (0x0064_ff9b << 96) + 2**32 - 1),
+                          st.integers(0x0064_ff9b_0001 << 80, (0x0064_ff9b_0001 << 80) + 2**80 - 1),
                           st.integers(0xFFFF << 32, (0xFFFF << 32) + 2**32 - 1)), st.integers(0, 128))
 
 
