@@ -19,13 +19,13 @@ from typing import Optional
 
 from .addresses import AddressError
 from .redact import has_credentials
+from .secret_words import says_secret
 
 _BEGIN = re.compile(r"-----BEGIN ([^\r\n]*?)-----")
 _END = re.compile(r"-----END ([^\r\n]*?)-----")
 _PRIVATE_TEXT = re.compile(r"(?i)private[ _-]?key|private-lines:")  # PEM labels, PuTTY key files, prose pasted with a key
 _LABEL = re.compile(r"[A-Z0-9][A-Z0-9 ]{0,39}")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")  # a PEM body line is 64 of these; a key's body is nothing else
-_SECRET_WORD = re.compile(r"(?i)pass(?:word|wd|phrase)?\b|\bpwd\b|secret|token|credential|api[ _-]?key")
 _CERTIFICATE_BLOCK = re.compile(r"^-----BEGIN CERTIFICATE-----[ \t\r]*\n.*?^-----END CERTIFICATE-----[ \t\r]*$", re.S | re.M)
 
 
@@ -35,6 +35,10 @@ _EXPOSED = ("rotate that key (issue a new one and revoke what the old one signed
             "exposed. Warning: the stack file may already be in version control, where deleting the lines leaves the key in earlier "
             "commits and every clone: rotate it even so, and remove it from the history (e.g. git filter-repo --replace-text), then "
             "have every clone fetched again")
+
+# A CERTIFICATE block whose body is no certificate: it may be a key's body pasted under the certificate's lines.
+NOT_A_CERTIFICATE_FIX = ("give the CA bundle as PEM 'CERTIFICATE' blocks (public certificates only); a block whose body is no certificate "
+                         f"may be key material pasted under CERTIFICATE lines: if it was, {_EXPOSED}")
 
 
 @dataclass(frozen=True)
@@ -105,26 +109,87 @@ def check_no_private_key(value: object) -> None:
 
 
 def outside_problem(text: str) -> Optional[AddressError]:
-    """The first line outside the CERTIFICATE blocks that looks like a secret, as a refusal naming its line and what it
-    looks like (never its text); None when the text outside is blank or harmless (a comment, a title)."""
-    inside = False
-    for line_number, line in enumerate(text.splitlines(), 1):
-        if _BEGIN.search(line):
-            inside = True
-        elif inside:
-            inside = not _END.search(line)
-        elif line.strip():
-            where = f"line {line_number} (outside the CERTIFICATE blocks)"
-            if has_credentials(line):
-                return AddressError(f"{where} holds a URL or host with credentials (a user and password before the host)",
-                                    f"remove the line (a CA bundle holds certificates only), and {_PASSWORD_EXPOSED}")
-            if any(_BASE64_RUN.fullmatch(word) and (re.search(r"[0-9+/]", word) and re.search(r"[A-Za-z]", word)) for word in line.split()):
-                return AddressError(f"{where} holds base64 text outside a PEM block: it may be a private key's body pasted without its "
-                                    "BEGIN/END lines", f"remove it, keeping only the CA's CERTIFICATE blocks; if it was key material, {_EXPOSED}")
-            if _SECRET_WORD.search(line):
-                return AddressError(f"{where} names a password, token or credential", f"remove the line (a CA bundle holds certificates only), "
-                                    f"and if it held one, {_PASSWORD_EXPOSED}")
+    """The first line outside the CERTIFICATE blocks that looks like a secret, or a BEGIN/END line holding more than its
+    marker, as a refusal naming its line and what it looks like (never its text); None when the text outside is blank or
+    harmless (a comment, a title)."""
+    lines = text.splitlines()
+    inside, unterminated = _block_lines(lines)
+    base64_lines: list[int] = []  # a run of outside lines that are base64 only (a body split short or by spaces)
+    for index, line in enumerate(lines):
+        where = f"line {index + 1}"
+        marker = _BEGIN.search(line) or _END.search(line)
+        if marker is not None:
+            extra = (line[:marker.start()] + " " + line[marker.end():]).strip()
+            if extra:
+                return _marker_problem(f"{where} (a PEM {'BEGIN' if marker.re is _BEGIN else 'END'} line)", extra)
+        if marker is not None or index in inside:
+            base64_lines = []
+            continue
+        problem = _secret_problem(f"{where} (outside the CERTIFICATE blocks)", line, index not in unterminated)
+        if problem is not None:
+            return problem
+        base64_lines = base64_lines + [index] if _BASE64_ONLY.fullmatch(line) and index not in unterminated else []
+        if base64_lines and _looks_base64("".join("".join(lines[i].split()) for i in base64_lines)):
+            return _base64_problem(f"line {base64_lines[0] + 1} (outside the CERTIFICATE blocks)")
+    if unterminated:
+        begin = min(unterminated) - 1
+        return AddressError(f"line {begin + 1} begins a PEM block that has no END line: the network operator would skip it",
+                            "end it with its -----END ...----- line, or remove it, keeping only the CA's CERTIFICATE blocks")
     return None
+
+
+_BASE64_ONLY = re.compile(r"[ \t]*[A-Za-z0-9+/][A-Za-z0-9+/ \t]*={0,2}[ \t]*")
+
+
+def _looks_base64(joined: str) -> bool:
+    """A key's body, however it was split: long, with letters and digits, and mostly capitals and digits as random base64
+    is (prose, even without spaces, is mostly lower case)."""
+    dense = sum(1 for c in joined if not c.islower())
+    return len(joined) >= 40 and re.search(r"[0-9+/]", joined) is not None and re.search(r"[a-z]", joined) is not None \
+        and dense >= 0.3 * len(joined)
+
+
+def _block_lines(lines: list[str]) -> tuple[set[int], set[int]]:
+    """(indexes of the lines inside BEGIN/END pairs, indexes of the lines after a BEGIN that no END closes)."""
+    inside: set[int] = set()
+    begin = None
+    for index, line in enumerate(lines):
+        if _BEGIN.search(line):
+            begin = index
+        elif begin is not None and _END.search(line):
+            inside.update(range(begin + 1, index))
+            begin = None
+    return inside, set(range(begin + 1, len(lines))) if begin is not None else set()
+
+
+def _secret_problem(where: str, text: str, base64_counts: bool = True) -> Optional[AddressError]:
+    """The refusal for ``text`` (a line outside the blocks, or what a BEGIN/END line holds besides its marker) when it
+    looks like a secret: credentials before a host, a key's base64 body, or a word that names a password."""
+    if has_credentials(text):
+        return AddressError(f"{where} holds a URL or host with credentials (a user and password before the host)",
+                            f"remove the line (a CA bundle holds certificates only), and {_PASSWORD_EXPOSED}")
+    if base64_counts and any(_BASE64_RUN.fullmatch(word) and (re.search(r"[0-9+/]", word) and re.search(r"[A-Za-z]", word)) for word in text.split()):
+        return _base64_problem(where)
+    if says_secret(text):
+        return AddressError(f"{where} names a password, token or credential", f"remove the line (a CA bundle holds certificates only), "
+                            f"and if it held one, {_PASSWORD_EXPOSED}")
+    return None
+
+
+def _base64_problem(where: str) -> AddressError:
+    return AddressError(f"{where} holds base64 text outside a PEM block: it may be a private key's body pasted without its "
+                        "BEGIN/END lines", f"remove it, keeping only the CA's CERTIFICATE blocks; if it was key material, {_EXPOSED}")
+
+
+def _marker_problem(where: str, extra: str) -> AddressError:
+    """A BEGIN/END line with text before or after its marker: Go's pem.Decode, as the operator reads the bundle, skips
+    such a block, and the text would be deployed as written."""
+    secret = _secret_problem(where, extra)
+    if secret is not None:
+        return AddressError(f"{secret.problem} besides its marker", secret.fix.replace("remove the line", "remove that text, keeping the marker alone on its line", 1))
+    return AddressError(f"{where} holds text besides its marker: the network operator (Go's pem.Decode) would skip the block",
+                        "keep the marker alone on its line (-----BEGIN CERTIFICATE----- / -----END CERTIFICATE-----) and move any "
+                        "comment to a line of its own")
 
 
 def bundle_as_deployed(text: str) -> str:

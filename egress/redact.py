@@ -19,6 +19,7 @@ import warnings
 from typing import Any, Iterator, Optional
 
 from .gourl import GoURLError, parse, parse_request_uri
+from .secret_words import secret_parameter
 
 MASK = "(credentials hidden)"
 HIDDEN = "(hidden)"
@@ -33,11 +34,10 @@ _TOKEN = re.compile(r"[^\s'\"`]+")
 _GO_QUOTED = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
 _PEM_BLOCK = re.compile(r"-----BEGIN ([^-\r\n]+)-----.*?(?:-----END \1-----|\Z)", re.S)
 _PRIVATE = re.compile(r"(?i)private[ _-]?key|private-lines")
-# Query parameters that are credentials themselves: an Azure SAS signature (sig), AWS SigV4 presigned URLs
-# (X-Amz-Signature / -Credential / -Security-Token), OAuth tokens and codes, and the usual key and password names.
-_SECRET_QUERY = re.compile(r"(?i)([?&;](?:sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|token|"
-                           r"access_token|id_token|refresh_token|code|password|passwd|pwd|secret|client_secret|"
-                           r"api[-_]?key|apikey|auth|key)=)[^&;#\s'\"`]+")
+# A query parameter ('?', '&', or a fragment's '#': '#access_token=' of OAuth's implicit flow) or a connection string's
+# 'Key=Value;' pair whose name says it holds a credential (egress/secret_words.py decides): its value is hidden.
+_QUERY_PAIR = re.compile(r"(?P<lead>[?&#])(?P<name>[A-Za-z0-9_.-]+)=(?P<value>[^&;#\s'\"`]+)")
+_CONNECTION_PAIR = re.compile(r"(?P<lead>(?:^|[;\s'\"`]))(?P<name>[A-Za-z0-9_.-]+)=(?P<value>[^;\s'\"`]+)(?=;|$|[\s'\"`])", re.M)
 # An OCI image reference pinned by digest ('python:3.12-slim@sha256:<hex>', 'registry.example.com:5000/squid:6@sha256:<hex>'):
 # name (optional registry host[:port], path components) and tag as distribution/reference's grammar (regexp.go,
 # 00a09fa3: domainAndPort, pathComponent, tag `[\w][\w.-]{0,127}`); the digest only as the OCI image spec registers it
@@ -125,7 +125,7 @@ def redact_value(value: Any, name: str = "") -> Any:
     if value is not None and is_secret_name(name):
         return value if value in (HIDDEN, "(secret)") else HIDDEN  # the placeholders callers already show
     if isinstance(value, str):
-        return PEM_SHOWN if "-----BEGIN" in value or _PRIVATE.search(value) else redact(redact_url(value))
+        return PEM_SHOWN if "-----BEGIN" in value or _PRIVATE.search(value) else redact(_mask_token_users(redact_url(value)))
     if isinstance(value, (list, tuple)):
         return type(value)(redact_value(v) for v in value)
     if isinstance(value, dict):
@@ -133,10 +133,40 @@ def redact_value(value: Any, name: str = "") -> Any:
     return value
 
 
+def authority(value: str) -> tuple[int, str]:
+    """Where a user may stand in a URL or host value, and that text: after the scheme's '//' (if any), up to the first '/',
+    '?' or '#' ('registry.npmjs.org/@types/' has an '@' in its path only: an npm scope, no user)."""
+    scheme = _SCHEME.match(value)
+    start = scheme.end() + 2 if scheme and value.startswith("//", scheme.end()) else 2 if value.startswith("//") else 0
+    return start, re.split(r"[/?#]", value[start:], maxsplit=1)[0]
+
+
+def token_user_span(value: str) -> Optional[tuple[int, int]]:
+    """(start, end) of a user name without a password that is long enough to be a token (16 characters or more, as
+    ``_secret_userinfo`` counts) before the host of ``value`` ('ghp_<36>@registry.example.com:5000'), or None."""
+    start, text = authority(value)
+    at = text.rfind("@")
+    if at < 16 or ":" in text[:at] or text.startswith(MASK) or _IMAGE_DIGEST.match(value) or _IMAGE_SHORT_DIGEST.match(value):
+        return None
+    return start, start + at
+
+
+def _mask_token_users(text: str) -> str:
+    """``text`` with every token-like user name before a host masked (an error's value; a password is redact_url's)."""
+    def masked(match: re.Match) -> str:
+        word = match.group(0)
+        lead = len(word) - len(word.lstrip("([{<"))
+        span = token_user_span(word[lead:])
+        return word if span is None else word[:lead + span[0]] + MASK + word[lead + span[1]:]
+    return _TOKEN.sub(masked, text) if "@" in text else text
+
+
 def redact(text: str) -> str:
     """``text`` with the credentials of every URL in it masked, and any PEM block but a certificate left out."""
     if "=" in text:
-        text = _SECRET_QUERY.sub(lambda m: m.group(1) + HIDDEN, text)
+        text = _QUERY_PAIR.sub(lambda m: _pair_shown(m, False), text)
+        if ";" in text:
+            text = _CONNECTION_PAIR.sub(lambda m: _pair_shown(m, True), text)
     if "@" not in text and "-----BEGIN" not in text:
         return text
     text = _PEM_BLOCK.sub(lambda m: m.group(0) if m.group(1) == "CERTIFICATE" else f"(PEM '{m.group(1)}' block, not shown)", text)
@@ -144,6 +174,12 @@ def redact(text: str) -> str:
     # a quoted value may hold spaces (a malformed password); unquoted, a URL ends at white space
     text = _QUOTED.sub(lambda m: m.group(0)[0] + _redact_quoted(m.group(0)[1:-1]) + m.group(0)[-1], text)
     return _TOKEN.sub(lambda m: redact_url(m.group(0)), text)
+
+
+def _pair_shown(match: re.Match, connection_string: bool) -> str:
+    if not secret_parameter(match.group("name"), connection_string):
+        return match.group(0)
+    return match.group("lead") + match.group("name") + "=" + HIDDEN
 
 
 def _redact_quoted(inner: str) -> str:
@@ -165,6 +201,10 @@ def _mask_split(match: re.Match) -> str:
 def redact_message(text: str, *values: Any) -> str:
     """``text``, which quotes ``values`` (or parts of them, as Go's parse errors do), redacted."""
     for value in _strings(values):
+        for word in _TOKEN.findall(value) if "@" in value else ():  # a token before a host, wherever the message quotes it
+            token = token_user_span(word.lstrip("([{<"))
+            if token is not None:
+                text = text.replace(word.lstrip("([{<")[token[0]:token[1]], MASK)
         span = userinfo_span(value)
         if span is None:
             continue
@@ -237,7 +277,8 @@ def credentials_path(value: Any, path: str = "") -> Optional[str]:
     if isinstance(value, str):
         # a destination holds no '@' at all ('token@host' is a token before the host); prose may quote a URL with a bare
         # user ('ssh://git@github.com/<org>/<repo>', as a vendor page writes it), never with a password or a token
-        return path if ("@" in value if path.rpartition(".")[2] == "destination" else _secret_userinfo(value)) else None
+        # ('@' only in its authority: 'registry.npmjs.org/@types/' is an npm scope in the path)
+        return path if ("@" in authority(value)[1] if path.rpartition(".")[2] == "destination" else _secret_userinfo(value)) else None
     if isinstance(value, dict):
         items = ((f"{path}.{key}" if path else str(key), item) for key, item in value.items())
     elif isinstance(value, (list, tuple)):

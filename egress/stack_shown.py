@@ -6,7 +6,9 @@ hold a secret is replaced, by the rules the stack reader hides values with (egre
   Pulumi wrote (encrypted already, so shown as it is);
 - PEM text anywhere in a setting (a CA bundle, a private key): ``(PEM text, not shown)`` for the whole setting;
 - any other line, a comment included, whose value looks like a secret (a URL with credentials, ``user:password``, a
-  long token: egress/secret_like.py): ``(hidden)``.
+  long token: egress/secret_like.py), or names one and seems to give it ('# the proxy password is ...':
+  egress/secret_words.py): ``(hidden)``;
+- a YAML anchor's value whose alias a hidden setting uses: ``(hidden)``.
 
 Line-based, so a file the reader refuses (the reason ``--force`` may replace it) is shown all the same.
 """
@@ -17,6 +19,7 @@ import re
 from .profile import PROJECT, SECRET_KEYS, declared_settings
 from .redact import HIDDEN, PEM_SHOWN, is_secret_name, redact
 from .secret_like import looks_secret
+from .secret_words import shows_secret
 from .stack_rules import SettingProblem, check_key, is_ciphertext, secret_meant
 
 # '  egress-matrix:httpProxy: value', '  - destination: value', '  # egress-matrix:kkpDomain: value' (a commented setting)
@@ -29,6 +32,7 @@ _SECURE = re.compile(r"\{?\s*secure:\s*(?P<text>[^\s{}]+)\s*\}?")
 def shown_stack_text(text: str) -> str:
     """``text`` (a stack file) with every line that may hold a secret replaced; the other lines as they are."""
     lines = text.splitlines(keepends=True)
+    anchors = _secret_anchors(lines)
     out: list[str] = []
     index = 0
     while index < len(lines):
@@ -38,7 +42,7 @@ def shown_stack_text(text: str) -> str:
         if depth and not line.lstrip().startswith("#") and _LINE.match(line).group("key"):  # a setting (not 'config:' itself)
             while index + len(group) < len(lines) and _continues(lines[index + len(group)], depth):
                 group.append(lines[index + len(group)])
-        out += _shown_group(group)
+        out += _shown_group(group, anchors)
         index += len(group)
     return "".join(out)
 
@@ -52,7 +56,27 @@ def _continues(line: str, depth: int) -> bool:
     return not line.strip() or _indent(line) > depth or line.lstrip().startswith("- ") and _indent(line) == depth > 0
 
 
-def _shown_group(group: list[str]) -> list[str]:
+_ALIAS = re.compile(r"(?<![^\s\[{,:])\*(?P<name>[^\s,\[\]{}]+)")
+_ANCHOR = re.compile(r"(?<![^\s\[{,:])&(?P<name>[^\s,\[\]{}]+)")
+
+
+def _hidden_key(key: str) -> bool:
+    """Is ``key`` a setting whose value is never shown (a secret, nearly one, named like one, or unknown)?"""
+    return bool(key) and (secret_meant(key.rpartition(":")[2], SECRET_KEYS) or is_secret_name(key) or _unknown(key))
+
+
+def _secret_anchors(lines: list[str]) -> set[str]:
+    """The YAML anchors whose alias a hidden setting uses ('clusterName: &p hunter2' + 'proxyCredentials: *p'): the
+    anchored value is the secret, so it is hidden where it is written too."""
+    found = set()
+    for line in lines:
+        parsed = _LINE.match(line)
+        if _hidden_key((parsed.group("key") or "").strip("'\"")):
+            found.update(alias.group("name") for alias in _ALIAS.finditer(parsed.group("value")))
+    return found
+
+
+def _shown_group(group: list[str], anchors: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """One setting (its key line and the lines of its value), or one other line, as it may be shown."""
     first = _LINE.match(group[0])
     key = (first.group("key") or "").strip("'\"")
@@ -61,8 +85,9 @@ def _shown_group(group: list[str]) -> list[str]:
     head = first.group("lead") + first.group("key") + ": " if key else first.group("lead")
     if _PEM.search(key + body):
         return [head + PEM_SHOWN + end]
-    name = key.rpartition(":")[2]
-    if key and (secret_meant(name, SECRET_KEYS) or is_secret_name(key) or _unknown(key)):
+    if any(anchor.group("name") in anchors for anchor in _ANCHOR.finditer(body)):
+        return [head + HIDDEN + end]
+    if _hidden_key(key):
         secure = _SECURE.fullmatch(body.strip())
         if secure and is_ciphertext(secure.group("text"), "any"):
             return [redact(line) for line in group]  # a ciphertext Pulumi wrote: encrypted already
@@ -106,4 +131,6 @@ def _secret(value: str, key: str, prose: bool) -> bool:
     if prose:
         known = declared_settings()
         value = _OUR_KEY.sub(lambda m: "" if m.group("name") in known else m.group(0), value).replace("'user:password'", "")
-    return looks_secret(value.strip().strip("'\""), key)
+    # a word for a secret and what seems to be one ('# the proxy password is Hunter2Hunter2', "'DB_PASSWORD=hunter2'",
+    # a trailing '# Authorization: Bearer ...'): the rule pem.py refuses CA bundle lines by (egress/secret_words.py)
+    return looks_secret(value.strip().strip("'\""), key) or shows_secret(value)

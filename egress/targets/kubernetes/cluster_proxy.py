@@ -23,7 +23,7 @@ from ...gonet import parse_request_uri
 from ...models import Catalog, Requirement, Strict
 from ...no_proxy_match import netmask_entry
 from ...noproxy import openshift_no_proxy
-from ...pem import check_certificates_only
+from ...pem import NOT_A_CERTIFICATE_FIX, check_certificates_only
 from ...profile import Profile
 from ...redact import has_credentials, redact_message, redact_value
 from .proxy_bypass import check_direct_paths
@@ -135,7 +135,9 @@ def compile_cluster_proxy(catalog: Catalog, profile: Profile, proxy_url: Optiona
         try:
             validate_trust_bundle(USER_CA_BUNDLE, {TRUSTED_CA_KEY: profile.proxy_trusted_ca})
         except ProxyValidationError as exc:
-            raise _fail("proxyTrustedCa", "(PEM)", str(exc), "give the CA bundle as PEM 'CERTIFICATE' blocks (public certificates only)") from None
+            malformed = "malformed certificate" in str(exc)  # a body that is no certificate: perhaps a key's, so the rotate advice
+            raise _fail("proxyTrustedCa", "(PEM)", str(exc), NOT_A_CERTIFICATE_FIX if malformed else
+                        "give the CA bundle as PEM 'CERTIFICATE' blocks (public certificates only)") from None
     plan = dict(kinds=kinds, http_proxy=http_proxy, https_proxy=https_proxy, credentials=credentials, no_proxy=profile.no_proxy,
                 readiness_endpoints=profile.proxy_readiness_endpoints, trusted_ca=profile.proxy_trusted_ca)
     if "openshift" in kinds:

@@ -104,25 +104,84 @@ def validate_trust_bundle(name: str, data: Optional[dict[str, str]]) -> list:
     return certificates
 
 
-# pem.Decode: BEGIN at the start of the data or of a line, END at the start of a line
-_PEM = re.compile(r"(?:\A|(?<=\n))-----BEGIN ([^-\r\n]+)-----[ \t]*\r?\n(.*?\n|)-----END \1-----", re.S)
-
-
 def _pem_blocks(text: str) -> list[bytes]:
-    """The DER bytes of every ``CERTIFICATE`` block without headers (Go's pem.Decode, as CertsFromPEM uses it:
-    other block types and blocks with headers are skipped, text around blocks is ignored)."""
+    """The DER bytes of every ``CERTIFICATE`` block without headers, as library-go's CertsFromPEM reads them with Go's
+    pem.Decode (other block types and blocks with headers are skipped)."""
+    blocks = []
+    rest = text.encode("utf-8", "surrogatepass")
+    while rest:
+        block, rest = _pem_decode(rest)
+        if block is None:
+            break
+        kind, headers, der = block
+        if kind == b"CERTIFICATE" and not headers:
+            blocks.append(der)
+    return blocks
+
+
+def _get_line(data: bytes) -> tuple[bytes, bytes]:
+    """Go's pem getLine: the first line without its '\\n' (and one '\\r' before it) and trailing spaces and tabs; the rest."""
+    i = data.find(b"\n")
+    if i < 0:
+        i = j = len(data)
+    else:
+        j = i + 1
+        if i > 0 and data[i - 1:i] == b"\r":
+            i -= 1
+    return data[:i].rstrip(b" \t"), data[j:]
+
+
+def _pem_decode(data: bytes) -> tuple[Optional[tuple[bytes, dict, bytes]], bytes]:
+    """Go's encoding/pem Decode (golang/go src/encoding/pem/pem.go, 08b16d70): BEGIN at the start of the data or of a
+    line, its line ending in '-----' after trailing blanks; END at the start of a line, with the same type and nothing
+    but blanks after it (text there, '-----END CERTIFICATE----- # note', makes Go skip the block); a body that is not
+    base64 skips it too. ((type, headers, bytes), rest), or (None, data) when no block is left."""
     import base64
     import binascii
 
-    blocks = []
-    for kind, body in _PEM.findall(text):
-        if kind != "CERTIFICATE" or ":" in body:
+    rest = data
+    while True:
+        if rest.startswith(b"-----BEGIN "):
+            rest = rest[len(b"-----BEGIN "):]
+        else:
+            at = rest.find(b"\n-----BEGIN ")
+            if at < 0:
+                return None, data
+            rest = rest[at + len(b"\n-----BEGIN "):]
+        type_line, rest = _get_line(rest)
+        if not type_line.endswith(b"-----"):
             continue
+        type_line = type_line[:-5]
+        headers: dict[bytes, bytes] = {}
+        while True:
+            if not rest:
+                return None, data
+            line, following = _get_line(rest)
+            key, colon, value = line.partition(b":")
+            if not colon:
+                break
+            headers[key.strip()] = value.strip()
+            rest = following
+        if not headers and rest.startswith(b"-----END "):
+            end_index, trailer_index = 0, len(b"-----END ")
+        else:
+            end_index = rest.find(b"\n-----END ")
+            trailer_index = end_index + len(b"\n-----END ")
+        if end_index < 0:
+            continue
+        trailer = rest[trailer_index:]
+        trailer_length = len(type_line) + 5
+        if len(trailer) < trailer_length:
+            continue
+        rest_of_end_line, trailer = trailer[trailer_length:], trailer[:trailer_length]
+        if not trailer.startswith(type_line) or not trailer.endswith(b"-----") or _get_line(rest_of_end_line)[0]:
+            continue
+        body = rest[:end_index].replace(b" ", b"").replace(b"\t", b"").replace(b"\r", b"").replace(b"\n", b"")
         try:
-            blocks.append(base64.b64decode("".join(body.split()), validate=True))
+            der = base64.b64decode(body, validate=True)
         except binascii.Error:
-            continue  # pem.Decode rejects the block
-    return blocks
+            continue
+        return (type_line, headers, der), _get_line(rest[end_index + len(b"\n-----END ") - 1:])[1]
 
 
 def installer_proxy_ip_errors(field: str, url: str, cluster_networks: Iterable[str], service_networks: Iterable[str]) -> list[str]:
