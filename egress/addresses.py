@@ -70,6 +70,7 @@ def parse_domain(text: str, min_labels: int = 1) -> str:
         raise AddressError("'*' is not allowed in an exact host name", "use kind 'wildcard' with '*' in the left-most label only")
     if len(text) > 253:
         raise AddressError("a host name is at most 253 characters", "shorten it")
+    _not_numeric(text)  # before the label count: '2130706433' is an address, not a name of one label
     labels = text.split(".")
     if len(labels) < min_labels:
         raise AddressError("a host name needs at least two labels", "write the fully qualified name, e.g. 'vcenter.example.com'")
@@ -79,9 +80,26 @@ def parse_domain(text: str, min_labels: int = 1) -> str:
                 f"label '{label}' is not a DNS label (a-z, 0-9 and inner '-', 1-63 characters)",
                 "correct the spelling of the host name",
             )
-    if labels[-1].isdigit():
-        raise AddressError("the last label is all digits, which makes this look like a broken IP address", "write a valid IP address or host name")
     return text
+
+
+_NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")
+
+
+def _not_numeric(name: str) -> None:
+    """Refuse a name whose last label is a number (decimal, octal '010' or hex '0x7f'): no top-level domain is one, and
+    clients (inet_aton) read such a name as an IPv4 address: '127.1' is 127.0.0.1, '010.0.0.1' is 8.0.0.1."""
+    if not _NUMERIC_LABEL.fullmatch(name.lower().rstrip(".").rpartition(".")[2]):
+        return
+    import socket  # inet_aton only parses: no lookup
+
+    try:
+        read = socket.inet_ntoa(socket.inet_aton(name))
+    except OSError:
+        raise AddressError(f"'{name}' is not a DNS name: its last label is a number, which no domain ends with (a broken IP address?)",
+                           "write the IPv4 address as four decimal numbers (e.g. '192.0.2.10'), or the host's DNS name") from None
+    raise AddressError(f"'{name}' is not a DNS name: its last label is a number, so clients read it as the IPv4 address {read}",
+                       f"write the address as four decimal numbers, '{read}' (if that is the host meant), or the host's DNS name")
 
 
 def check_ascii(text: str) -> None:
@@ -111,6 +129,9 @@ def parse_hostname(text: str) -> str:
         pass
     if not all(_LABEL.fullmatch(label) for label in text.lower().split(".")):
         raise AddressError(f"'{text}' is not a host name or IP address (DNS labels: a-z, 0-9 and inner '-')", "correct the host")
+    if len(text) > 253:
+        raise AddressError(f"'{text[:40]}...' is {len(text)} characters long: a host name is at most 253", "shorten it")
+    _not_numeric(text)
     return text
 
 
@@ -147,6 +168,7 @@ def parse_no_proxy_entry(text: str) -> str:
     if not domain or not all(_LABEL.fullmatch(label) for label in domain.split(".")):
         raise AddressError(f"'{text}' is not a domain, IP or CIDR (DNS labels: a-z, 0-9 and inner '-')",
                            "write e.g. '.corp.example.com', 'registry.example.com' or '10.0.0.0/8'")
+    _not_numeric(domain)  # '127.1' matches no request to 127.0.0.1: Go and curl compare it as a name
     return text
 
 
