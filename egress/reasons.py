@@ -1,6 +1,7 @@
 """A reason a person writes to accept something wider or other than the default: ``allowBroadEgress``, an entry's
 ``broad``, a matrix row's ``direct.because`` and ``noTlsInspection.reason``. One rule for all of them, since each one
-lifts a guard rail: ten spaces or a tab are no reason, and a reason is read in reviews and one-line reports."""
+lifts a guard rail: ten spaces or a tab are no reason, nor a placeholder ('<reason>', 'TODO', 'xxx') or one word
+repeated ('aaaaaaaaaa'); a reason is read in reviews and one-line reports."""
 from __future__ import annotations
 
 import re
@@ -12,6 +13,10 @@ from .addresses import AddressError
 
 MIN_REASON = 10
 _WORD = re.compile(r"[^\W\d_]{2,}")  # two letters in a row, in any script
+# '<reason>', the fix texts' own placeholder, copied as it is: one standing as a word. Inside a name it is a pattern the
+# matrix's reasons describe ('AzureCloud.<region>', '<vault-name>.vault.azure.net'), not a gap.
+_PLACEHOLDER = re.compile(r"(?<![^\s'\"(])<[^<>]+>(?![\w.\-/<:])")
+_TO_DO = re.compile(r"(?<![^\W_])(todo|tbd|fixme|x{3,})(?![^\W_])", re.IGNORECASE)  # a note to write the reason later
 
 
 def check_reason(value: str) -> str:
@@ -19,9 +24,13 @@ def check_reason(value: str) -> str:
     if any(not c.isprintable() for c in value):  # a tab or line break: printable characters only, one line
         raise AddressError("holds a control character (a tab, a line break)", "write the reason on one line, in words")
     text = value.strip()
-    if len(text) < MIN_REASON or not _WORD.search(text):
-        raise AddressError(f"is no reason (at least {MIN_REASON} characters besides surrounding spaces, with words)",
-                           "write why in words, e.g. 'lab cluster without a firewall, ticket OPS-42'")
+    fix = "write why in words, e.g. 'lab cluster without a firewall, ticket OPS-42'"
+    if (placeholder := _PLACEHOLDER.search(text)) is not None:
+        raise AddressError(f"holds the placeholder '{placeholder.group()}', not a reason", f"replace it: {fix}")
+    if (later := _TO_DO.search(text)) is not None:
+        raise AddressError(f"says '{later.group()}': a reason to write later is no reason yet", fix)
+    if len(text) < MIN_REASON or len({w.lower() for w in _WORD.findall(text)}) < 2:
+        raise AddressError(f"is no reason (at least {MIN_REASON} characters besides surrounding spaces, and two different words)", fix)
     return text
 
 
