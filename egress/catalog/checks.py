@@ -39,8 +39,29 @@ def _validate(model: type[BaseModel], raw: Any, file: Path, where: str, prefix: 
         if kind == "string_pattern_mismatch":
             raise CatalogError(file, where, field, value, "not a valid identifier",
                                "use lower-case letters, digits and inner '-' (a stable slug)") from None
+        if kind == "string_type" and (written := _written(value)) is not None:  # YAML built a date, null, boolean or number
+            raise CatalogError(file, where, field, written[0], f"not text: YAML reads it as {written[1]}",
+                               f"quote it: '{written[0]}'" if value is not None else "write the text, quoted") from None
         problem, fix = explain(field, error)  # the library's wording ("Input should be a valid tuple") in ours
         raise CatalogError(file, where, field, value, problem, fix) from None
+
+
+def _written(value: Any) -> tuple[str, str] | None:
+    """(the value as it is written in the file, what YAML read it as) for a plain scalar YAML built as something other
+    than text; shown as written, never as the Python object ('datetime.date(2026, 1, 1)')."""
+    import datetime
+
+    if value is None:
+        return "null", "no value (null, '~' or nothing)"
+    if isinstance(value, bool):
+        return str(value).lower(), "true or false"
+    if isinstance(value, datetime.datetime):
+        return value.isoformat(sep=" "), "a date and time"
+    if isinstance(value, datetime.date):
+        return value.isoformat(), "a date"
+    if isinstance(value, (int, float)):
+        return str(value), "a number"
+    return None
 
 
 def _allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:

@@ -28,7 +28,13 @@ class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     """SafeLoader whose mappings remember the line they start on (for error messages), and that refuses a plain scalar
     YAML 1.1 and 1.2 read differently."""
 
-    field = "(file)"  # the key whose value is being built, for the error
+    path: list = []  # the keys and list indices down to the value being built (set per loader in read_yaml)
+
+    @property
+    def field(self) -> str:
+        """The full path of the value being built ('entries[0].approval.reference'), for the error."""
+        text = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in self.path).lstrip(".")
+        return text or "(file)"
 
     def construct_object(self, node, deep=False):
         if isinstance(node, yaml.ScalarNode) and not node.style and node not in self.constructed_objects:  # libyaml: plain is ""
@@ -48,19 +54,29 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _LineDict
         if key in mapping:
             raise CatalogError(loader.file_name, f"line {key_node.start_mark.line + 1}", str(key), "", "duplicate key",
                                "keep one of the two")
-        outer, loader.field = loader.field, str(key)
+        loader.path.append(str(key))
         mapping[key] = loader.construct_object(value_node, deep=True)
-        loader.field = outer
+        loader.path.pop()
     return mapping
 
 
+def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> list:
+    out = []
+    for index, item in enumerate(node.value):
+        loader.path.append(index)
+        out.append(loader.construct_object(item, deep=True))
+        loader.path.pop()
+    return out
+
+
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 
 
 def read_yaml(path: Path) -> Any:
     try:
         loader = _LineLoader(path.read_text(encoding="utf-8"))
-        loader.file_name = str(path)
+        loader.file_name, loader.path = str(path), []
         try:
             return loader.get_single_data()
         finally:
