@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from .dangers import blocking, dangers, rule_moves
+from .dangers import blocking, dangers
 from .dangers import markdown_lines as danger_lines
 from .diff_azure import replacement_reasons as azure_reasons
 from .diff_base import DiffError, base_snapshot, check_base_ref  # noqa: F401 - the command's and the tests' names
 from .diff_delta import dangerous_line
-from .diff_moves import sid_moves
+from .diff_moves import rule_moves, sid_moves
 from .diff_own import RuleGroups, compare_own, requirement_source, who
 from .diff_own import markdown_lines as own_lines
 from .diff_rules import residual, rule_lines, rule_orders, rules
@@ -95,7 +95,7 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
     base_reqs, head_reqs = {_req_key(r): r for r in base["requirements"]}, {_req_key(r): r for r in head["requirements"]}
     base_res, head_res = {_key(r): r for r in base["resources"]}, {_key(r): r for r in head["resources"]}
     head_res = _adopted(base_res, head_res)
-    groups = RuleGroups(base["requirements"], head["requirements"])
+    groups = RuleGroups(head["requirements"], old=RuleGroups(base["requirements"]))
     changed = {}
     for key in sorted(set(base_res) & set(head_res)):
         if base_res[key]["props"] != head_res[key]["props"]:
@@ -132,7 +132,7 @@ def compare(base: dict, head: dict) -> dict[str, Any]:
         "dangers": found,
         "blocking": blocking(found, base, head),
         "rule_moves": rule_moves(base, head),
-        "rule_group_moves": sid_moves(base, head),  # Network Firewall rules (SIDs) that change rule group
+        "rule_group_moves": sid_moves(base, head),  # Network Firewall rules that change rule group (by what they allow)
         "base": {"allowFirewallReplacement": base.get("allowFirewallReplacement", False)},
         "head": {"allowFirewallReplacement": head.get("allowFirewallReplacement", False)},
     }

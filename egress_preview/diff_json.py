@@ -3,15 +3,17 @@
 The same content as the Markdown comment, nothing beyond it: requirements (added, removed, needed by other entries now),
 own entries, resources (added with their rules; changed with their rule lines, every changed field's old and new value
 and the replacement reasons; removed), the operator's resulting ``status.noProxy``, dangers and whether they block,
-rules in a new order, security-group rules changing group, policy results, coverage, and what could not be verified offline. Values are the
-ones the Markdown shows (redacted, PEM as certificates, secrets as ``[secret]``) but whole: never shortened, every changed
-field listed (the Markdown counts what its limits leave out); resource properties are not copied.
+rules in a new order, security-group rules changing group (and to which role), Network Firewall rules changing rule
+group, policy results, coverage, and what could not be verified offline. Values are the ones the Markdown shows
+(redacted, PEM as certificates, secrets as ``[secret]``) but whole: never shortened, every changed field listed (the
+Markdown counts what its limits leave out); resource properties are not copied.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .dangers import Danger, RuleMove
+from .danger import Danger
+from .diff_moves import Moved, RuleMove
 
 
 def _resource(resource: dict) -> dict[str, str]:
@@ -24,7 +26,11 @@ def _danger(danger: Danger, blocked: list[Danger]) -> dict[str, Any]:
 
 
 def _move(move: RuleMove) -> dict[str, str]:
-    return {"role": move.role, "rule": move.rule, "from": move.old_group, "to": move.new_group}
+    return {"role": move.role, "newRole": move.new_role or move.role, "rule": move.rule, "from": move.old_group, "to": move.new_group}
+
+
+def _group_move(move: Moved) -> dict[str, Any]:
+    return {"from": move.old, "to": move.new, "rules": list(move.rules)}
 
 
 def diff_json(stack: str, base_ref: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -67,6 +73,7 @@ def diff_json(stack: str, base_ref: str, result: dict[str, Any]) -> dict[str, An
         # each field's "moved"
         "ruleOrder": [{"type": typ, "name": name, **order.json()} for (typ, name), order in result.get("rule_orders") or ()],
         "ruleMoves": [_move(m) for m in result.get("rule_moves") or ()],
+        "ruleGroupMoves": [_group_move(m) for m in result.get("rule_group_moves") or ()],  # Network Firewall rules changing rule group
         "policy": {"violations": result["violations"], "new": result["new_violations"]},
         "coverage": result["coverage"],
         "notVerifiedOffline": result.get("corporate_proxy") or [],

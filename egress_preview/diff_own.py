@@ -91,10 +91,12 @@ def requirement_source(req: dict) -> str:
 class RuleGroups:
     """The source groups a rule is for, told by the own entries it names (or, in squid.conf, its ACL's comment)."""
 
-    def __init__(self, *requirement_lists: Iterable[dict]):
+    def __init__(self, *requirement_lists: Iterable[dict], old: Optional["RuleGroups"] = None):
         roles = {a["entry"]: req["role"] for reqs in requirement_lists for req in reqs for a in req.get("approvals") or ()
                  if is_group(req["role"])}
         self.roles = roles
+        # a removed rule is the base's: its entries' groups there name it (an entry may have moved to a group since)
+        self.old = old or self
         ids = sorted(roles, key=lambda i: (-len(i), i))
         self.pattern = re.compile(r"(?<![a-z0-9/-])(" + "|".join(map(re.escape, ids)) + r")(?![a-z0-9-])") if ids else None
 

@@ -149,7 +149,7 @@ def rule_lines(old: dict, new: dict, groups: Optional[RuleGroups] = None) -> lis
         lines.append(f"+ {name}" + (f" ({len(found)}: {', '.join(found[:8])}{', ...' if len(found) > 8 else ''})" if found else "")
                      + groups.suffix(after[name], new_headers))
     for name in sorted(removed):
-        lines.append(f"- {name}" + groups.suffix(before[name], old_headers))
+        lines.append(f"- {name}" + groups.old.suffix(before[name], old_headers))
     for name in sorted(set(before) & set(after)):
         if before[name] != after[name]:
             was, now = before[name], after[name]
