@@ -1,5 +1,5 @@
 """Catalog YAML errors (issue 17 review): a value YAML 1.1 and 1.2 read differently names its full path
-('entries[0].approval.reference', not 'reference'); a date, null, boolean or number where text belongs is shown as
+('approval.reference' within its entry, not 'reference'); a date, null, boolean or number where text belongs is shown as
 written ('2026-01-01', not datetime.date(2026, 1, 1)) and told to be quoted in the catalog file (not "in the stack file")."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ OLD = 'reference: "https://tickets.contoso.example/SEC-4711"'
 
 
 @pytest.mark.parametrize("value, expect", [
-    ("yes", "field 'entries[0].approval.reference' = 'yes': YAML 1.2 (Pulumi) reads it as text, YAML 1.1 as a boolean"),
+    ("yes", "field 'approval.reference' = 'yes': YAML 1.2 (Pulumi) reads it as text, YAML 1.1 as a boolean"),
     ("2026-01-01", "field 'approval.reference' = '2026-01-01': not text: YAML reads it as a date. Fix: quote it: '2026-01-01'"),
     ("null", "field 'approval.reference' = 'null': not text: YAML reads it as no value (null, '~' or nothing). Fix: write the text, quoted"),
     ("4711", "field 'approval.reference' = '4711': not text: YAML reads it as a number. Fix: quote it: '4711'"),

@@ -32,9 +32,10 @@ class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 
     @property
     def field(self) -> str:
-        """The full path of the value being built ('entries[0].approval.reference'), for the error."""
-        text = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in self.path).lstrip(".")
-        return text or "(file)"
+        """The value's path within its list item, as the entry checks name fields ('approval.reference' of an entry,
+        'ports' for an item of its ports; the line says which entry), for the error."""
+        keys = self.path[max((i + 1 for i, part in enumerate(self.path) if isinstance(part, int)), default=0):]
+        return ".".join(keys) or next((part for part in reversed(self.path) if isinstance(part, str)), "(file)")
 
     def construct_object(self, node, deep=False):
         if isinstance(node, yaml.ScalarNode) and not node.style and node not in self.constructed_objects:  # libyaml: plain is ""
