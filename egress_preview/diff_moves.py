@@ -5,7 +5,8 @@ and ports (not its source variable, msg, metadata or SID, which all change when 
 ``role``); an Azure flow by its destination and transport port (an application rule's Https:443 is a network rule's
 TCP:443); a security-group rule by its protocol, ports and CIDR. Its sources pair it across roles: a copy one resource
 lost pairs with a copy another gained when their sources overlap (a source group inside the role it leaves), and none
-pairs when a copy that stays on both sides already covers those sources (the flow is allowed throughout).
+pairs when a copy that stays on both sides, or the gaining resource's own old copy (replaced in the same write), already
+covers those sources: the flow is allowed throughout (a role's addresses changing moves nothing).
 
 - Network Firewall: into a rule group created in this change the move always opens a gap: the old group is rewritten
   without the rule while the new group is created, and only then is the policy this stack creates updated to reference
@@ -122,8 +123,10 @@ def pairs(before: Iterable[Held], after: Iterable[Held]) -> list[tuple[Held, Hel
         stay = [h.sources for h in old if (h.place, h.sources) in new_keys]
         lost = [h for h in old if (h.place, h.sources) not in new_keys]
         for gained in sorted((h for h in new if (h.place, h.sources) not in old_keys), key=lambda h: (h.place, sorted(h.sources))):
-            found = [(lose, _common(lose.sources, gained.sources)) for lose in lost]
-            found = [(lose, common) for lose, common in found if (common[0] or common[1]) and not _covered(common, stay)]
+            # what its own resource held before covers too: the old copy is replaced by the new in one write
+            cover = stay + [h.sources for h in lost if h.place == gained.place]
+            found = [(lose, _common(lose.sources, gained.sources)) for lose in lost if lose.place != gained.place]
+            found = [(lose, common) for lose, common in found if (common[0] or common[1]) and not _covered(common, cover)]
             if found:
                 out.append((min(found, key=lambda f: _rank(f[0], gained))[0], gained))
     return out

@@ -119,3 +119,19 @@ def test_json_carries_the_new_role_and_the_rule_group_moves(project):
     result = compare(base, _snap(project, "kkp-aws", _entries(stripe.replace("ROLE", ", role: payments"), groups=PAYMENTS)))
     assert {"role": "nodes", "newRole": "payments", "rule": "tcp-8443-198.51.100.7_32", "from": "egress-kkp-eu-west-1-nodes-0",
             "to": "egress-kkp-eu-west-1-payments-0"} in diff_json("kkp-aws", "main", result)["ruleMoves"]
+
+
+def test_pairing_by_sources_is_a_move_only_where_some_sources_lose_every_copy_meanwhile():
+    from egress_preview.diff_moves import Held, pairs
+
+    def held(place: str, *sources: str) -> Held:
+        return Held(place, "api.example.com TCP:443", frozenset(sources), place)
+    nodes, payments, seed = ("10.60.0.0/16",), ("10.60.17.0/24",), ("10.61.0.0/16",)
+    moved = pairs([held("stack", *nodes)], [held("payments", *payments)])
+    assert [(old.place, new.place) for old, new in moved] == [("stack", "payments")]
+    assert pairs([held("stack", *seed)], [held("payments", *payments)]) == []  # sources apart: unrelated
+    assert pairs([held("stack", *nodes), held("aks", *nodes)], [held("aks", *nodes), held("payments", *payments)]) == []  # aks keeps it
+    # a role's addresses change (a wider node subnet): every copy changes sources in its own resource, which is one write
+    wider = ("10.60.0.0/15",)
+    assert pairs([held("stack", *nodes), held("aks", *nodes)], [held("stack", *wider), held("aks", *wider)]) == []
+    assert pairs([held("stack", *wider), held("aks", *wider)], [held("stack", *nodes), held("aks", *nodes)]) == []
