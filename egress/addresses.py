@@ -162,6 +162,12 @@ def parse_no_proxy_entry(text: str) -> str:
     if sep and port.isdigit() and ":" not in host:
         _port_number(port, text)
         text_host = host
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            pass
+        else:
+            return text  # '10.0.0.5:3128': an address and port, which Go's httpproxy matches as host:port
     else:
         text_host = text
     domain = text_host.removeprefix("*.").removeprefix(".").removesuffix(".").lower()

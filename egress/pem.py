@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .addresses import AddressError
-from .redact import has_credentials
+from .redact import redact
 from .secret_words import says_secret
 
 _BEGIN = re.compile(r"-----BEGIN ([^\r\n]*?)-----")
 _END = re.compile(r"-----END ([^\r\n]*?)-----")
-_PRIVATE_TEXT = re.compile(r"(?i)private[ _-]?key|private-lines:")  # PEM labels, PuTTY key files, prose pasted with a key
+_PRIVATE_TEXT = re.compile(r"(?i)private[ _-]?key(?![ _-]?usage)|private-lines:")  # PEM labels, PuTTY key files, prose pasted with a key
 _LABEL = re.compile(r"[A-Z0-9][A-Z0-9 ]{0,39}")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")  # a PEM body line is 64 of these; a key's body is nothing else
 _CERTIFICATE_BLOCK = re.compile(r"^-----BEGIN CERTIFICATE-----[ \t\r]*\n.*?^-----END CERTIFICATE-----[ \t\r]*$", re.S | re.M)
@@ -120,6 +120,9 @@ def outside_problem(text: str) -> Optional[AddressError]:
         marker = _BEGIN.search(line) or _END.search(line)
         if marker is not None:
             extra = (line[:marker.start()] + " " + line[marker.end():]).strip()
+            if extra == "\ufeff":
+                return AddressError(f"{where} starts with a byte-order mark (U+FEFF) before its BEGIN marker: the network "
+                                    "operator (Go's pem.Decode) would skip the block", "save the bundle as UTF-8 without a BOM")
             if extra:
                 return _marker_problem(f"{where} (a PEM {'BEGIN' if marker.re is _BEGIN else 'END'} line)", extra)
         if marker is not None or index in inside:
@@ -138,15 +141,20 @@ def outside_problem(text: str) -> Optional[AddressError]:
     return None
 
 
+# `openssl x509 -text` prints a certificate's names as 'email:ca@example.com', 'URI:http://...': a name, no user before a
+# host (OpenSSL's GENERAL_NAME_print prefixes). Each word is judged, not the line: 'Issuer: ..., emailAddress = a@b' is
+# no 'user:password@host'.
+_OPENSSL_NAME = re.compile(r"^(?:email|DNS|URI|DirName|othername|RID|IP Address):", re.IGNORECASE)
 _BASE64_ONLY = re.compile(r"[ \t]*[A-Za-z0-9+/][A-Za-z0-9+/ \t]*={0,2}[ \t]*")
 
 
 def _looks_base64(joined: str) -> bool:
-    """A key's body, however it was split: long, with letters and digits, and mostly capitals and digits as random base64
-    is (prose, even without spaces, is mostly lower case)."""
+    """A key's body, however it was split: long, with digits and letters of both cases, and mostly capitals and digits as
+    random base64 is (prose, even without spaces, is mostly lower case; openssl's 'sha256WithRSAEncryption' is short; a
+    serial number or fingerprint in hex has one case)."""
     dense = sum(1 for c in joined if not c.islower())
     return len(joined) >= 40 and re.search(r"[0-9+/]", joined) is not None and re.search(r"[a-z]", joined) is not None \
-        and dense >= 0.3 * len(joined)
+        and re.search(r"[A-Z]", joined) is not None and dense >= 0.3 * len(joined)
 
 
 def _block_lines(lines: list[str]) -> tuple[set[int], set[int]]:
@@ -165,10 +173,11 @@ def _block_lines(lines: list[str]) -> tuple[set[int], set[int]]:
 def _secret_problem(where: str, text: str, base64_counts: bool = True) -> Optional[AddressError]:
     """The refusal for ``text`` (a line outside the blocks, or what a BEGIN/END line holds besides its marker) when it
     looks like a secret: credentials before a host, a key's base64 body, or a word that names a password."""
-    if has_credentials(text):
+    words = " ".join(_OPENSSL_NAME.sub("", word) for word in text.split())
+    if redact(words) != words:  # the one redaction's judgement, word by word ('http://alice:pa ss@proxy' too)
         return AddressError(f"{where} holds a URL or host with credentials (a user and password before the host)",
                             f"remove the line (a CA bundle holds certificates only), and {_PASSWORD_EXPOSED}")
-    if base64_counts and any(_BASE64_RUN.fullmatch(word) and (re.search(r"[0-9+/]", word) and re.search(r"[A-Za-z]", word)) for word in text.split()):
+    if base64_counts and any(_BASE64_RUN.fullmatch(word) and _looks_base64(word) for word in text.split()):
         return _base64_problem(where)
     if says_secret(text):
         return AddressError(f"{where} names a password, token or credential", f"remove the line (a CA bundle holds certificates only), "

@@ -5,6 +5,7 @@ repeated ('aaaaaaaaaa'); a reason is read in reviews and one-line reports."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Annotated
 
 from pydantic import AfterValidator
@@ -16,7 +17,10 @@ _WORD = re.compile(r"[^\W\d_]{2,}")  # two letters in a row, in any script
 # '<reason>', the fix texts' own placeholder, copied as it is: one standing as a word. Inside a name it is a pattern the
 # matrix's reasons describe ('AzureCloud.<region>', '<vault-name>.vault.azure.net'), not a gap.
 _PLACEHOLDER = re.compile(r"(?<![^\s'\"(])<[^<>]+>(?![\w.\-/<:])")
-_TO_DO = re.compile(r"(?<![^\W_])(todo|tbd|fixme|x{3,})(?![^\W_])", re.IGNORECASE)  # a note to write the reason later
+# A note to write the reason later; not a word of a name ('TODO-list app', 'TBD-123', 'xxx.corp').
+_TO_DO = re.compile(r"(?<![^\W_])(?<!\w[-.])(todo|tbd|fixme|x{3,})(?![^\W_]|[-.]\w)", re.IGNORECASE)
+# Scripts written without spaces between words: a sentence there is one run of letters, so its distinct letters count.
+_UNSPACED = ("CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN")
 
 
 def check_reason(value: str) -> str:
@@ -29,9 +33,13 @@ def check_reason(value: str) -> str:
         raise AddressError(f"holds the placeholder '{placeholder.group()}', not a reason", f"replace it: {fix}")
     if (later := _TO_DO.search(text)) is not None:
         raise AddressError(f"says '{later.group()}': a reason to write later is no reason yet", fix)
-    if len(text) < MIN_REASON or len({w.lower() for w in _WORD.findall(text)}) < 2:
+    if len(text) < MIN_REASON or (len({w.lower() for w in _WORD.findall(text)}) < 2 and len(_unspaced_letters(text)) < 4):
         raise AddressError(f"is no reason (at least {MIN_REASON} characters besides surrounding spaces, and two different words)", fix)
     return text
+
+
+def _unspaced_letters(text: str) -> set[str]:
+    return {c for c in text if c.isalpha() and unicodedata.name(c, "").startswith(_UNSPACED)}
 
 
 Reason = Annotated[str, AfterValidator(check_reason)]
