@@ -1,4 +1,5 @@
-"""Every bad input gets exit 1 and one message naming file, field and value (corpus: bad_inputs/cases.yaml)."""
+"""Every bad input gets exit 1 and one message naming file, field and value, and shows none of the secrets listed
+under its `absent` (corpus: bad_inputs/cases.yaml)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,3 +39,5 @@ def test_bad_input(case, project_copy, run_cli, monkeypatch):
     assert message.count("Error: ") == 1, message
     for fragment in case["expect"]:
         assert fragment in message, f"{fragment!r} missing from: {message}"
+    for secret in case.get("absent", []):  # a secret the input holds: named by the message, never shown
+        assert secret not in out and secret not in err, f"{secret!r} shown in: {message}"
