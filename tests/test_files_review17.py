@@ -102,16 +102,19 @@ def test_learn_out_inside_git_is_refused(project_copy, run_cli):
     assert not (project_copy / ".git" / "hooks" / "post-checkout").exists()
 
 
-def test_learn_out_in_a_folder_it_cannot_write_is_one_error(project_copy, run_cli):
-    if os.geteuid() == 0:
-        import pytest
-
-        pytest.skip("root writes into any folder")
+def test_learn_out_in_a_folder_it_cannot_write_is_one_error(project_copy, run_cli, monkeypatch):
+    # the folder's permissions refuse the temporary file (as root, which writes anywhere, the refusal is made so)
     folder = project_copy / "locked"
     folder.mkdir()
     folder.chmod(0o500)
+    if os.geteuid() == 0:
+        def refused(*args, **kwargs):
+            raise PermissionError(13, "Permission denied", str(folder))
+
+        monkeypatch.setattr("egress.learn.out_file.tempfile.mkstemp", refused)
     try:
         _one_error(*_learn(run_cli, project_copy, "locked/p.yaml"), "locked/p.yaml: cannot be written (Permission denied)")
+        assert list(folder.iterdir()) == []
     finally:
         folder.chmod(0o700)
 
