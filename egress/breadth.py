@@ -196,6 +196,8 @@ def _psl() -> tuple[publicsuffixlist.PublicSuffixList, frozenset[str]]:
 
 
 def _ascii(name: str) -> str:
+    if name.isascii():  # nearly every line of the list: no per-label work
+        return name
     try:
         return ".".join(label.encode("idna").decode("ascii") if not label.isascii() else label for label in name.split("."))
     except UnicodeError:
